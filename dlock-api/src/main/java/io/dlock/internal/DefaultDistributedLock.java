@@ -1,0 +1,223 @@
+package io.dlock.internal;
+
+import io.dlock.AcquireOutcome;
+import io.dlock.DistributedLock;
+import io.dlock.Lease;
+import io.dlock.LockBackendException;
+import io.dlock.LockOptions;
+import io.dlock.spi.AcquireAttempt;
+import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.AttemptResult;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+/**
+ * The acquire algorithm, once for every backend: take the local slot (arrival order among this
+ * client's threads), then attempt on the server, waiting between attempts with jittered
+ * exponential backoff that a backend's notification cuts short, until a grant or the deadline.
+ * Whatever path leaves without a lease abandons the attempt, so nothing stays held or queued.
+ */
+final class DefaultDistributedLock implements DistributedLock {
+
+    /** How long a local wait blocks before it checks whether the client was closed. */
+    private static final long LOCAL_WAIT_CHUNK = TimeUnit.MILLISECONDS.toNanos(100);
+
+    private final DefaultLockClient client;
+    private final String name;
+    private final LockOptions options;
+
+    DefaultDistributedLock(DefaultLockClient client, String name, LockOptions options) {
+        this.client = client;
+        this.name = name;
+        this.options = options;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public LockOptions options() {
+        return options;
+    }
+
+    @Override
+    public Optional<Lease> tryAcquire() {
+        try {
+            return acquire(false, 0, () -> false);
+        } catch (InterruptedException e) {
+            // a zero wait never blocks; keep the caller's interrupt for the caller
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public Optional<Lease> tryAcquire(Duration maxWait) throws InterruptedException {
+        Checks.nonNegative("maxWait", maxWait);
+        return acquire(false, Checks.saturatedNanos(maxWait), () -> false);
+    }
+
+    @Override
+    public Lease acquire() throws InterruptedException {
+        return acquire(true, Long.MAX_VALUE, () -> false).orElseThrow(
+                () -> new IllegalStateException("an unbounded wait ended without a lease"));
+    }
+
+    @Override
+    public CompletableFuture<Optional<Lease>> acquireAsync(Duration maxWait) {
+        Checks.nonNegative("maxWait", maxWait);
+        client.ensureOpen();
+        long waitNanos = Checks.saturatedNanos(maxWait);
+        CompletableFuture<Optional<Lease>> future = new CompletableFuture<>();
+        AtomicBoolean cancelled = new AtomicBoolean();
+        Future<?> task;
+        try {
+            task = client.worker().submit(() -> {
+                try {
+                    Optional<Lease> lease = acquire(false, waitNanos, cancelled::get);
+                    if (!future.complete(lease)) {
+                        lease.ifPresent(Lease::release); // cancelled meanwhile: strand nothing
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    future.completeExceptionally(client.isClosed()
+                            ? new IllegalStateException("the lock client was closed while waiting")
+                            : new CancellationException("acquisition of lock '" + name + "' was cancelled"));
+                } catch (Throwable t) {
+                    future.completeExceptionally(t);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            throw new IllegalStateException("the lock client is closed", e);
+        }
+        future.whenComplete((r, t) -> {
+            if (future.isCancelled()) {
+                cancelled.set(true);
+                task.cancel(true);
+            }
+        });
+        return future;
+    }
+
+    @Override
+    public boolean withLock(Duration maxWait, Consumer<? super Lease> action) throws InterruptedException {
+        Checks.nonNegative("maxWait", maxWait);
+        Checks.notNull("action", action);
+        Optional<Lease> lease = tryAcquire(maxWait);
+        if (lease.isEmpty()) {
+            return false;
+        }
+        try (Lease l = lease.get()) {
+            action.accept(l);
+        }
+        return true;
+    }
+
+    private Optional<Lease> acquire(boolean forever, long waitNanos, java.util.function.BooleanSupplier cancelled)
+            throws InterruptedException {
+        client.ensureOpen();
+        long start = client.ticker().nanoTime();
+        long deadline = forever ? 0 : start + Math.min(waitNanos, Long.MAX_VALUE / 4);
+        LocalQueue.Slot slot = client.queue().enter(name);
+        boolean permit = false;
+        boolean handedOver = false;
+        AcquireOutcome outcome = AcquireOutcome.FAILED;
+        try {
+            permit = takePermit(slot, forever, waitNanos, deadline);
+            if (!permit) {
+                outcome = waitNanos == 0 ? AcquireOutcome.CONTENDED : AcquireOutcome.TIMED_OUT;
+                return Optional.empty();
+            }
+            String ownerId = Ids.newOwnerId();
+            AcquireAttempt attempt = client.backend().newAttempt(new AcquireRequest(name, ownerId, options.leaseTime()));
+            boolean granted = false;
+            try {
+                Backoff backoff = new Backoff(client.config().retryBase(), client.config().retryCap(),
+                        ThreadLocalRandom.current());
+                while (true) {
+                    client.ensureOpen();
+                    long sentAt = client.ticker().nanoTime();
+                    AttemptResult result = attempt.tryOnce();
+                    if (result.granted()) {
+                        DefaultLease lease = new DefaultLease(client, name, ownerId, result.fencingToken(), options,
+                                result.state(), sentAt, slot);
+                        granted = true;
+                        handedOver = true;
+                        client.register(lease);
+                        outcome = AcquireOutcome.ACQUIRED;
+                        return Optional.of(lease);
+                    }
+                    long now = client.ticker().nanoTime();
+                    if (!forever && now - deadline >= 0) {
+                        outcome = waitNanos == 0 ? AcquireOutcome.CONTENDED : AcquireOutcome.TIMED_OUT;
+                        return Optional.empty();
+                    }
+                    long pause = backoff.nextNanos();
+                    if (!forever) {
+                        pause = Math.min(pause, deadline - now);
+                    }
+                    Optional<Duration> hint = result.retryAfter();
+                    if (hint.isPresent()) {
+                        pause = Math.min(pause, Checks.saturatedNanos(hint.get()) + 1_000_000L);
+                    }
+                    attempt.awaitTurn(Duration.ofNanos(Math.max(0, pause)));
+                }
+            } finally {
+                if (!granted) {
+                    attempt.abandon();
+                }
+            }
+        } catch (InterruptedException e) {
+            outcome = cancelled.getAsBoolean() ? AcquireOutcome.CANCELLED : AcquireOutcome.INTERRUPTED;
+            throw e;
+        } catch (LockBackendException e) {
+            outcome = AcquireOutcome.FAILED;
+            throw e;
+        } finally {
+            if (!handedOver) {
+                if (permit) {
+                    slot.permit.release();
+                }
+                client.queue().exit(name);
+            }
+            client.listener().acquireFinished(name, outcome, Duration.ofNanos(client.ticker().nanoTime() - start));
+        }
+    }
+
+    /** Waits for this client's local slot of the name, in arrival order. */
+    private boolean takePermit(LocalQueue.Slot slot, boolean forever, long waitNanos, long deadline)
+            throws InterruptedException {
+        if (waitNanos == 0 && !forever) {
+            return slot.permit.tryAcquire();
+        }
+        while (true) {
+            client.ensureOpen();
+            long chunk = LOCAL_WAIT_CHUNK;
+            if (!forever) {
+                long left = deadline - client.ticker().nanoTime();
+                if (left <= 0) {
+                    return slot.permit.tryAcquire();
+                }
+                chunk = Math.min(chunk, left);
+            }
+            if (slot.permit.tryAcquire(chunk, TimeUnit.NANOSECONDS)) {
+                return true;
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "DistributedLock{" + name + "}";
+    }
+}

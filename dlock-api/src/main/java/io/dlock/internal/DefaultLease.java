@@ -1,0 +1,340 @@
+package io.dlock.internal;
+
+import io.dlock.Lease;
+import io.dlock.LockBackendException;
+import io.dlock.LockLostException;
+import io.dlock.LockOptions;
+import io.dlock.LostReason;
+import io.dlock.spi.HeldLock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The core's lease: validity on the client's ticker, state, listeners. State changes happen under
+ * this object's monitor; reads of validity are lock-free.
+ */
+final class DefaultLease implements Lease, HeldLock {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Lease.class);
+
+    enum State { HELD, RELEASED, LOST }
+
+    private final DefaultLockClient client;
+    private final String name;
+    private final String ownerId;
+    private final long token;
+    private final LockOptions options;
+    private final Object backendState;
+    private final long leaseNanos;
+    private final long marginNanos;
+    private final long renewNanos;
+    private final long grantedAt;
+    final LocalQueue.Slot slot;
+
+    private volatile State state = State.HELD;
+    private volatile long validUntil;
+    private volatile long nextRenewAt;
+    private LostReason lostReason; // guarded by this
+    private boolean listenersFired; // guarded by this
+    private final List<Consumer<? super LockLostException>> listeners = new ArrayList<>(1); // guarded by this
+    private boolean releaseSent; // guarded by this
+    private Scheduler.Task expiryTask; // guarded by this
+
+    DefaultLease(DefaultLockClient client, String name, String ownerId, long token, LockOptions options,
+                 Object backendState, long sentAt, LocalQueue.Slot slot) {
+        this.client = client;
+        this.slot = slot;
+        this.name = name;
+        this.ownerId = ownerId;
+        this.token = token;
+        this.options = options;
+        this.backendState = backendState;
+        this.leaseNanos = Checks.saturatedNanos(options.leaseTime());
+        this.marginNanos = driftMargin(leaseNanos);
+        this.renewNanos = Checks.saturatedNanos(options.renewInterval());
+        this.grantedAt = sentAt;
+        this.validUntil = sentAt + leaseNanos - marginNanos;
+        this.nextRenewAt = sentAt + renewNanos;
+    }
+
+    /**
+     * The margin subtracted from every validity window: 1% of the lease for clock-rate drift
+     * between holder and server, plus 2 ms for timer and scheduling delay.
+     */
+    static long driftMargin(long leaseNanos) {
+        return leaseNanos / 100 + 2_000_000L;
+    }
+
+    // ---- Lease ----
+
+    @Override
+    public String lockName() {
+        return name;
+    }
+
+    @Override
+    public long fencingToken() {
+        return token;
+    }
+
+    @Override
+    public String ownerId() {
+        return ownerId;
+    }
+
+    @Override
+    public boolean isValid() {
+        if (state != State.HELD) {
+            return false;
+        }
+        if (client.ticker().nanoTime() - validUntil >= 0) {
+            expire();
+            return false;
+        }
+        return true;
+    }
+
+    @Override
+    public Duration remaining() {
+        if (!isValid()) {
+            return Duration.ZERO;
+        }
+        long left = validUntil - client.ticker().nanoTime();
+        return left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
+    }
+
+    @Override
+    public void ensureValid() {
+        if (isValid()) {
+            return;
+        }
+        LostReason reason;
+        synchronized (this) {
+            if (state == State.RELEASED) {
+                throw new IllegalStateException("the lease on lock '" + name + "' (token " + token + ") was released");
+            }
+            reason = lostReason;
+        }
+        throw new LockLostException(name, token, reason);
+    }
+
+    @Override
+    public void onLost(Consumer<? super LockLostException> listener) {
+        Checks.notNull("listener", listener);
+        LockLostException fireNow = null;
+        synchronized (this) {
+            if (listenersFired) {
+                fireNow = new LockLostException(name, token, lostReason);
+            } else if (state != State.RELEASED) {
+                listeners.add(listener);
+            }
+        }
+        if (fireNow != null) {
+            listener.accept(fireNow);
+        }
+    }
+
+    @Override
+    public void release() {
+        State previous;
+        boolean sendRelease;
+        synchronized (this) {
+            previous = state;
+            if (previous == State.HELD) {
+                state = State.RELEASED;
+                cancelExpiryTimer();
+            }
+            sendRelease = !releaseSent && previous != State.RELEASED && lostReason != LostReason.SUPERSEDED;
+            releaseSent = true;
+        }
+        if (previous == State.HELD) {
+            client.renewer().remove(this);
+        }
+        if (sendRelease) {
+            sendRelease();
+        }
+        if (previous == State.HELD) {
+            client.leaseEnded(this);
+            client.listener().released(name, token, Duration.ofNanos(client.ticker().nanoTime() - grantedAt));
+        }
+    }
+
+    @Override
+    public void close() {
+        release();
+    }
+
+    private void sendRelease() {
+        try {
+            client.backend().release(this);
+        } catch (LockBackendException e) {
+            LOG.warn("dlock: release of lock '{}' (token {}) failed, it will end by expiry within {}: {}",
+                    name, token, options.leaseTime(), e.getMessage());
+        } catch (RuntimeException e) {
+            LOG.warn("dlock: release of lock '{}' (token {}) failed unexpectedly", name, token, e);
+        }
+    }
+
+    // ---- HeldLock ----
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public Duration leaseTime() {
+        return options.leaseTime();
+    }
+
+    @Override
+    public Object backendState() {
+        return backendState;
+    }
+
+    // ---- core ----
+
+    LockOptions options() {
+        return options;
+    }
+
+    long nextRenewAt() {
+        return nextRenewAt;
+    }
+
+    long renewNanos() {
+        return renewNanos;
+    }
+
+    long validUntil() {
+        return validUntil;
+    }
+
+    State state() {
+        return state;
+    }
+
+    /** Arms the expiry timer; called once the lease is registered with the client. */
+    void start() {
+        synchronized (this) {
+            if (state == State.HELD) {
+                armExpiryTimer();
+            }
+        }
+    }
+
+    /** A renewal request sent at {@code sentAt} succeeded. Never resurrects an ended lease. */
+    void renewed(long sentAt) {
+        boolean expired = false;
+        synchronized (this) {
+            if (state != State.HELD) {
+                return;
+            }
+            if (client.ticker().nanoTime() - validUntil >= 0) {
+                expired = true; // validity ran out before the answer: the holder may have been told
+            } else {
+                long until = sentAt + leaseNanos - marginNanos;
+                if (until - validUntil > 0) {
+                    validUntil = until;
+                }
+                nextRenewAt = sentAt + renewNanos;
+            }
+        }
+        if (expired) {
+            expire();
+        } else {
+            client.listener().renewed(name, token);
+        }
+    }
+
+    /** A renewal failed with an unknown outcome: retry soon, while still valid. */
+    void renewFailed(Throwable cause, long now) {
+        if (state != State.HELD) {
+            return;
+        }
+        nextRenewAt = now + Math.max(20_000_000L, renewNanos / 4);
+        client.listener().renewalFailed(name, token, cause);
+        LOG.debug("dlock: renewal of lock '{}' (token {}) failed, {} of validity left", name, token,
+                remaining(), cause);
+    }
+
+    private void expire() {
+        lost(LostReason.EXPIRED);
+    }
+
+    /** Ends the lease as lost, once; fires listeners on the client's worker. */
+    void lost(LostReason reason) {
+        List<Consumer<? super LockLostException>> toFire;
+        boolean sendRelease;
+        synchronized (this) {
+            if (state != State.HELD) {
+                return;
+            }
+            state = State.LOST;
+            lostReason = reason;
+            listenersFired = true;
+            cancelExpiryTimer();
+            toFire = new ArrayList<>(listeners);
+            listeners.clear();
+            sendRelease = reason != LostReason.SUPERSEDED && !releaseSent;
+            releaseSent = true;
+        }
+        client.renewer().remove(this);
+        client.leaseEnded(this);
+        LOG.warn("dlock: lease lost: lock '{}' token {} reason {} (lease time {}, held for {})", name, token, reason,
+                options.leaseTime(), Duration.ofNanos(client.ticker().nanoTime() - grantedAt));
+        client.listener().leaseLost(name, token, reason);
+        LockLostException event = new LockLostException(name, token, reason);
+        client.runAsync(() -> {
+            for (Consumer<? super LockLostException> l : toFire) {
+                try {
+                    l.accept(event);
+                } catch (RuntimeException e) {
+                    LOG.warn("dlock: an onLost listener of lock '{}' threw", name, e);
+                }
+            }
+            if (sendRelease) {
+                // the holder has been told; free the server side early rather than at expiry
+                sendRelease();
+            }
+        });
+    }
+
+    private void armExpiryTimer() {
+        long delay = validUntil - client.ticker().nanoTime();
+        expiryTask = client.scheduler().schedule(this::checkExpiry, delay);
+    }
+
+    private void cancelExpiryTimer() {
+        if (expiryTask != null) {
+            expiryTask.cancel();
+            expiryTask = null;
+        }
+    }
+
+    private void checkExpiry() {
+        boolean expired = false;
+        synchronized (this) {
+            if (state != State.HELD) {
+                return;
+            }
+            if (client.ticker().nanoTime() - validUntil >= 0) {
+                expired = true;
+            } else {
+                armExpiryTimer();
+            }
+        }
+        if (expired) {
+            expire();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Lease{" + name + ", token=" + token + ", " + state + "}";
+    }
+}

@@ -1,0 +1,271 @@
+package io.dlock.internal;
+
+import io.dlock.Capability;
+import io.dlock.DistributedLock;
+import io.dlock.LockClient;
+import io.dlock.LockClientConfig;
+import io.dlock.LockHolder;
+import io.dlock.LockListener;
+import io.dlock.LockOptions;
+import io.dlock.LostReason;
+import io.dlock.Ticker;
+import io.dlock.spi.BackendContext;
+import io.dlock.spi.BackendEvents;
+import io.dlock.spi.BackendUri;
+import io.dlock.spi.HeldLock;
+import io.dlock.spi.LockBackend;
+import io.dlock.spi.LockProvider;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The one {@link LockClient} implementation: the shared core around a {@link LockBackend}. */
+public final class DefaultLockClient implements LockClient {
+
+    private static final Logger LOG = LoggerFactory.getLogger(LockClient.class);
+    private static final AtomicInteger CLIENT_IDS = new AtomicInteger();
+
+    private final LockClientConfig config;
+    private final Ticker ticker;
+    private final LockListener listener;
+    private final String providerName;
+    private final LockBackend backend;
+    private final Set<Capability> capabilities;
+    private final Scheduler scheduler;
+    private final ExecutorService worker;
+    private final boolean ownsExecutors;
+    private final LocalQueue queue = new LocalQueue();
+    private final Renewer renewer;
+    private final Set<DefaultLease> held = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    /**
+     * Opens a client: starts its timer and worker threads and opens the backend.
+     *
+     * @param config the configuration
+     * @param provider the backend's provider
+     * @throws IllegalArgumentException if the URI is invalid for the provider
+     * @throws io.dlock.LockBackendException if the backend connects eagerly and cannot
+     */
+    public DefaultLockClient(LockClientConfig config, LockProvider provider) {
+        this(config, provider, null, null);
+    }
+
+    /** For tests: a scheduler and worker driven by the test. */
+    DefaultLockClient(LockClientConfig config, LockProvider provider, Scheduler scheduler, ExecutorService worker) {
+        this.config = Checks.notNull("config", config);
+        Checks.notNull("provider", provider);
+        this.ticker = config.ticker();
+        this.listener = new SafeListener(config.listener());
+        this.providerName = provider.name();
+        String prefix = "dlock-" + CLIENT_IDS.incrementAndGet() + "-";
+        this.ownsExecutors = scheduler == null;
+        this.scheduler = scheduler != null ? scheduler : new ExecutorScheduler(threads(prefix + "timer"));
+        this.worker = worker != null ? worker : new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
+                new SynchronousQueue<>(), threads(prefix + "worker"));
+        BackendUri uri = BackendUri.parse(config.uri());
+        BackendContext context = new BackendContext(config, uri, threads(prefix + provider.name()), new Events());
+        LockBackend opened;
+        try {
+            opened = provider.open(context);
+        } catch (RuntimeException | Error e) {
+            shutdownExecutors();
+            throw e;
+        }
+        this.backend = opened;
+        Set<Capability> caps = EnumSet.noneOf(Capability.class);
+        caps.addAll(backend.capabilities());
+        this.capabilities = Collections.unmodifiableSet(caps);
+        this.renewer = new Renewer(backend, ticker, this.scheduler, this.worker);
+    }
+
+    private static ThreadFactory threads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    @Override
+    public DistributedLock lock(String name) {
+        return lock(name, config.defaultLockOptions());
+    }
+
+    @Override
+    public DistributedLock lock(String name, LockOptions options) {
+        Names.validate(name);
+        Checks.notNull("options", options);
+        ensureOpen();
+        if (options.leaseTime().compareTo(backend.minimumLeaseTime()) < 0) {
+            throw new IllegalArgumentException("leaseTime must be at least " + backend.minimumLeaseTime()
+                    + " for the " + providerName + " backend, was " + options.leaseTime());
+        }
+        return new DefaultDistributedLock(this, name, options);
+    }
+
+    @Override
+    public Optional<LockHolder> holder(String name) {
+        Names.validate(name);
+        ensureOpen();
+        if (!capabilities.contains(Capability.HOLDER_QUERY)) {
+            throw new UnsupportedOperationException("the " + providerName + " backend cannot tell who holds a lock");
+        }
+        return backend.holder(name);
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    public LockClientConfig config() {
+        return config;
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        renewer.stop();
+        for (DefaultLease lease : new ArrayList<>(held)) {
+            lease.release();
+        }
+        shutdownExecutors();
+        try {
+            backend.close();
+        } catch (RuntimeException e) {
+            LOG.warn("dlock: closing the {} backend failed", providerName, e);
+        }
+    }
+
+    private void shutdownExecutors() {
+        if (!ownsExecutors) {
+            return;
+        }
+        scheduler.shutdown();
+        worker.shutdownNow();
+        try {
+            long wait = Checks.saturatedNanos(config.operationTimeout());
+            if (!worker.awaitTermination(wait, TimeUnit.NANOSECONDS)) {
+                LOG.warn("dlock: worker threads still running after close");
+            }
+            ((ExecutorScheduler) scheduler).awaitTermination(wait);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "LockClient{" + providerName + ", " + BackendUri.redact(config.uri()) + (closed.get() ? ", closed" : "") + "}";
+    }
+
+    // ---- for the core ----
+
+    void ensureOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("the lock client is closed");
+        }
+    }
+
+    boolean isClosed() {
+        return closed.get();
+    }
+
+    Ticker ticker() {
+        return ticker;
+    }
+
+    LockListener listener() {
+        return listener;
+    }
+
+    LockBackend backend() {
+        return backend;
+    }
+
+    Scheduler scheduler() {
+        return scheduler;
+    }
+
+    Renewer renewer() {
+        return renewer;
+    }
+
+    LocalQueue queue() {
+        return queue;
+    }
+
+    ExecutorService worker() {
+        return worker;
+    }
+
+    int heldCount() {
+        return held.size();
+    }
+
+    /** Runs a task on the worker; if the client is closing, runs it on the caller. */
+    void runAsync(Runnable task) {
+        try {
+            worker.execute(task);
+        } catch (RejectedExecutionException e) {
+            task.run();
+        }
+    }
+
+    /** Registers a granted lease: renewal, expiry timer. The slot permit now belongs to it. */
+    DefaultLease register(DefaultLease lease) {
+        held.add(lease);
+        if (lease.options().autoRenew()) {
+            renewer.add(lease);
+        }
+        lease.start();
+        if (closed.get()) {
+            lease.release();
+            throw new IllegalStateException("the lock client is closed");
+        }
+        return lease;
+    }
+
+    /** A lease ended (released or lost): free its local slot for the next local waiter. */
+    void leaseEnded(DefaultLease lease) {
+        if (held.remove(lease)) {
+            LocalQueue.Slot slot = lease.slot;
+            slot.permit.release();
+            queue.exit(lease.name());
+        }
+    }
+
+    private final class Events implements BackendEvents {
+        @Override
+        public void allLeasesLost(LostReason reason) {
+            for (DefaultLease lease : new ArrayList<>(held)) {
+                lease.lost(reason);
+            }
+        }
+
+        @Override
+        public void leaseLost(HeldLock lock, LostReason reason) {
+            if (lock instanceof DefaultLease && held.contains(lock)) {
+                ((DefaultLease) lock).lost(reason);
+            }
+        }
+    }
+}

@@ -1,0 +1,167 @@
+package io.dlock.internal;
+
+import io.dlock.LostReason;
+import io.dlock.Ticker;
+import io.dlock.spi.LockBackend;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Renews a client's auto-renewed leases, batched: one pass renews every lease that is due, or
+ * will be within a quarter of its renew interval, in as few backend calls as the batch size
+ * allows. Passes are scheduled for the earliest due time; the I/O runs on the worker, never on the
+ * timer thread, so expiry timers stay on time while a renewal hangs.
+ */
+final class Renewer {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Renewer.class);
+
+    /** The most leases renewed in one backend call. */
+    static final int BATCH = 256;
+
+    private final LockBackend backend;
+    private final Ticker ticker;
+    private final Scheduler scheduler;
+    private final Executor worker;
+    private final Set<DefaultLease> leases = ConcurrentHashMap.newKeySet();
+    private final ReentrantLock passLock = new ReentrantLock();
+    private final Object scheduleLock = new Object();
+    private Scheduler.Task next; // guarded by scheduleLock
+    private long nextAt; // guarded by scheduleLock
+    private boolean scheduled; // guarded by scheduleLock
+    private volatile boolean stopped;
+
+    Renewer(LockBackend backend, Ticker ticker, Scheduler scheduler, Executor worker) {
+        this.backend = backend;
+        this.ticker = ticker;
+        this.scheduler = scheduler;
+        this.worker = worker;
+    }
+
+    void add(DefaultLease lease) {
+        leases.add(lease);
+        scheduleAt(lease.nextRenewAt() - slack(lease));
+    }
+
+    void remove(DefaultLease lease) {
+        leases.remove(lease);
+    }
+
+    int size() {
+        return leases.size();
+    }
+
+    void stop() {
+        stopped = true;
+        synchronized (scheduleLock) {
+            if (next != null) {
+                next.cancel();
+            }
+            scheduled = false;
+        }
+    }
+
+    private static long slack(DefaultLease lease) {
+        return lease.renewNanos() / 4;
+    }
+
+    private void scheduleAt(long at) {
+        if (stopped) {
+            return;
+        }
+        synchronized (scheduleLock) {
+            if (scheduled && at - nextAt >= 0) {
+                return;
+            }
+            if (next != null) {
+                next.cancel();
+            }
+            scheduled = true;
+            nextAt = at;
+            next = scheduler.schedule(this::onTimer, at - ticker.nanoTime());
+        }
+    }
+
+    private void onTimer() {
+        synchronized (scheduleLock) {
+            scheduled = false;
+            next = null;
+        }
+        try {
+            worker.execute(this::pass);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // client closing
+        }
+    }
+
+    /** Renews what is due and schedules the next pass. */
+    void pass() {
+        if (stopped) {
+            return;
+        }
+        passLock.lock();
+        try {
+            long now = ticker.nanoTime();
+            List<DefaultLease> due = new ArrayList<>();
+            for (DefaultLease lease : leases) {
+                if (lease.nextRenewAt() - slack(lease) - now <= 0) {
+                    due.add(lease);
+                }
+            }
+            for (int from = 0; from < due.size() && !stopped; from += BATCH) {
+                renewBatch(due.subList(from, Math.min(due.size(), from + BATCH)));
+            }
+        } finally {
+            passLock.unlock();
+        }
+        long earliest = 0;
+        boolean any = false;
+        for (DefaultLease lease : leases) {
+            long at = lease.nextRenewAt() - slack(lease);
+            if (!any || at - earliest < 0) {
+                earliest = at;
+                any = true;
+            }
+        }
+        if (any) {
+            scheduleAt(earliest);
+        }
+    }
+
+    private void renewBatch(List<DefaultLease> batch) {
+        long sentAt = ticker.nanoTime();
+        boolean[] renewed;
+        try {
+            renewed = backend.renew(batch);
+        } catch (RuntimeException e) {
+            long now = ticker.nanoTime();
+            for (DefaultLease lease : batch) {
+                lease.renewFailed(e, now);
+            }
+            LOG.debug("dlock: renewal of {} leases failed", batch.size(), e);
+            return;
+        }
+        if (renewed == null || renewed.length != batch.size()) {
+            IllegalStateException e = new IllegalStateException("backend answered "
+                    + (renewed == null ? "null" : renewed.length + " results") + " to a renewal of " + batch.size());
+            long now = ticker.nanoTime();
+            for (DefaultLease lease : batch) {
+                lease.renewFailed(e, now);
+            }
+            return;
+        }
+        for (int i = 0; i < batch.size(); i++) {
+            if (renewed[i]) {
+                batch.get(i).renewed(sentAt);
+            } else {
+                batch.get(i).lost(LostReason.SUPERSEDED);
+            }
+        }
+    }
+}

@@ -1,0 +1,282 @@
+package io.dlock.spi;
+
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A parsed backend URI: {@code scheme://[user[:password]@]host[:port][,host[:port]...][/path][?k=v&...]}.
+ * Handles the multi-host authorities that {@link java.net.URI} does not, percent-decodes the user,
+ * password and query values, and redacts secrets for messages. Immutable and thread-safe.
+ */
+public final class BackendUri {
+
+    /** A host and port; the port is -1 when the URI gave none. */
+    public record HostPort(String host, int port) {
+        /**
+         * Returns the port, or a default when the URI gave none.
+         *
+         * @param defaultPort the backend's default port
+         * @return the port
+         */
+        public int portOr(int defaultPort) {
+            return port < 0 ? defaultPort : port;
+        }
+
+        @Override
+        public String toString() {
+            return port < 0 ? host : host + ":" + port;
+        }
+    }
+
+    private static final String[] SECRET_PARAMS = {"password", "secret", "token", "key", "pass"};
+
+    private final String scheme;
+    private final String user;
+    private final String password;
+    private final List<HostPort> hosts;
+    private final String path;
+    private final Map<String, String> params;
+    private final String redacted;
+
+    private BackendUri(String scheme, String user, String password, List<HostPort> hosts, String path,
+                       Map<String, String> params, String redacted) {
+        this.scheme = scheme;
+        this.user = user;
+        this.password = password;
+        this.hosts = hosts;
+        this.path = path;
+        this.params = params;
+        this.redacted = redacted;
+    }
+
+    /**
+     * Parses a URI.
+     *
+     * @param uri the URI
+     * @return the parsed form
+     * @throws IllegalArgumentException if it is null or malformed; the message shows the URI
+     *     with its password redacted
+     */
+    public static BackendUri parse(String uri) {
+        if (uri == null || uri.isBlank()) {
+            throw new IllegalArgumentException("uri must not be null or blank");
+        }
+        String s = uri.trim();
+        String shown = redact(s);
+        int sep = s.indexOf("://");
+        if (sep <= 0) {
+            throw new IllegalArgumentException("uri must look like scheme://host:port, was '" + shown + "'");
+        }
+        String scheme = s.substring(0, sep).toLowerCase(Locale.ROOT);
+        if (!scheme.matches("[a-z][a-z0-9+.-]*")) {
+            throw new IllegalArgumentException("uri has an invalid scheme '" + scheme + "': '" + shown + "'");
+        }
+        String rest = s.substring(sep + 3);
+        String query = null;
+        int q = rest.indexOf('?');
+        if (q >= 0) {
+            query = rest.substring(q + 1);
+            rest = rest.substring(0, q);
+        }
+        String path = "";
+        int slash = rest.indexOf('/');
+        if (slash >= 0) {
+            path = rest.substring(slash);
+            rest = rest.substring(0, slash);
+        }
+        String user = null;
+        String password = null;
+        int at = rest.lastIndexOf('@');
+        if (at >= 0) {
+            String userInfo = rest.substring(0, at);
+            rest = rest.substring(at + 1);
+            int colon = userInfo.indexOf(':');
+            if (colon >= 0) {
+                user = decode(userInfo.substring(0, colon));
+                password = decode(userInfo.substring(colon + 1));
+            } else {
+                user = decode(userInfo);
+            }
+            if (user != null && user.isEmpty()) {
+                user = null;
+            }
+        }
+        List<HostPort> hosts = new ArrayList<>();
+        if (!rest.isEmpty()) {
+            for (String part : rest.split(",", -1)) {
+                hosts.add(parseHost(part, shown));
+            }
+        }
+        Map<String, String> params = new LinkedHashMap<>();
+        if (query != null && !query.isEmpty()) {
+            for (String kv : query.split("&")) {
+                if (kv.isEmpty()) {
+                    continue;
+                }
+                int eq = kv.indexOf('=');
+                String k = decode(eq < 0 ? kv : kv.substring(0, eq));
+                String v = eq < 0 ? "" : decode(kv.substring(eq + 1));
+                params.put(k, v);
+            }
+        }
+        return new BackendUri(scheme, user, password, Collections.unmodifiableList(hosts), path,
+                Collections.unmodifiableMap(params), shown);
+    }
+
+    private static HostPort parseHost(String part, String shown) {
+        if (part.isEmpty()) {
+            throw new IllegalArgumentException("uri has an empty host: '" + shown + "'");
+        }
+        String host;
+        String port = null;
+        if (part.startsWith("[")) {
+            int end = part.indexOf(']');
+            if (end < 0) {
+                throw new IllegalArgumentException("uri has an unclosed IPv6 address: '" + shown + "'");
+            }
+            host = part.substring(1, end);
+            if (end + 1 < part.length()) {
+                if (part.charAt(end + 1) != ':') {
+                    throw new IllegalArgumentException("uri has a malformed host '" + part + "': '" + shown + "'");
+                }
+                port = part.substring(end + 2);
+            }
+        } else {
+            int colon = part.lastIndexOf(':');
+            host = colon < 0 ? part : part.substring(0, colon);
+            port = colon < 0 ? null : part.substring(colon + 1);
+        }
+        if (host.isEmpty()) {
+            throw new IllegalArgumentException("uri has an empty host: '" + shown + "'");
+        }
+        int p = -1;
+        if (port != null) {
+            try {
+                p = Integer.parseInt(port);
+            } catch (NumberFormatException e) {
+                p = -2;
+            }
+            if (p < 0 || p > 65535) {
+                throw new IllegalArgumentException("uri has an invalid port '" + port + "': '" + shown + "'");
+            }
+        }
+        return new HostPort(host, p);
+    }
+
+    private static String decode(String s) {
+        return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Returns a URI string with its password and secret-looking query values replaced by
+     * {@code ***}, safe to show in messages and logs. Never throws.
+     *
+     * @param uri any string, possibly a malformed URI
+     * @return the redacted string
+     */
+    public static String redact(String uri) {
+        if (uri == null) {
+            return "null";
+        }
+        String s = uri;
+        int sep = s.indexOf("://");
+        int start = sep < 0 ? 0 : sep + 3;
+        int end = s.length();
+        for (char c : new char[] {'/', '?'}) {
+            int i = s.indexOf(c, start);
+            if (i >= 0 && i < end) {
+                end = i;
+            }
+        }
+        int at = s.lastIndexOf('@', end - 1);
+        if (at >= start) {
+            String userInfo = s.substring(start, at);
+            int colon = userInfo.indexOf(':');
+            String shownUser = colon < 0 ? userInfo : userInfo.substring(0, colon) + ":***";
+            s = s.substring(0, start) + shownUser + s.substring(at);
+        }
+        int q = s.indexOf('?');
+        if (q >= 0) {
+            StringBuilder b = new StringBuilder(s.substring(0, q + 1));
+            String[] kvs = s.substring(q + 1).split("&", -1);
+            for (int i = 0; i < kvs.length; i++) {
+                if (i > 0) {
+                    b.append('&');
+                }
+                String kv = kvs[i];
+                int eq = kv.indexOf('=');
+                String k = eq < 0 ? kv : kv.substring(0, eq);
+                if (eq >= 0 && isSecret(k)) {
+                    b.append(k).append("=***");
+                } else {
+                    b.append(kv);
+                }
+            }
+            s = b.toString();
+        }
+        return s;
+    }
+
+    private static boolean isSecret(String param) {
+        String k = param.toLowerCase(Locale.ROOT);
+        for (String secret : SECRET_PARAMS) {
+            if (k.contains(secret)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return the scheme, lower case */
+    public String scheme() {
+        return scheme;
+    }
+
+    /** @return the user name, if given */
+    public Optional<String> user() {
+        return Optional.ofNullable(user);
+    }
+
+    /** @return the password, if given; never log it */
+    public Optional<String> password() {
+        return Optional.ofNullable(password);
+    }
+
+    /** @return the hosts, in order; empty if the URI named none */
+    public List<HostPort> hosts() {
+        return hosts;
+    }
+
+    /** @return the path, starting with {@code /}, or empty */
+    public String path() {
+        return path;
+    }
+
+    /** @return the query parameters, decoded, in order */
+    public Map<String, String> params() {
+        return params;
+    }
+
+    /**
+     * Returns one query parameter.
+     *
+     * @param name the parameter
+     * @return its value, if present
+     */
+    public Optional<String> param(String name) {
+        return Optional.ofNullable(params.get(name));
+    }
+
+    /** @return the URI with secrets redacted */
+    @Override
+    public String toString() {
+        return redacted;
+    }
+}

@@ -1,0 +1,86 @@
+package io.dlock.tck;
+
+import io.dlock.LockClient;
+import io.dlock.LockClientConfig;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A fixture for a networked backend that freezes clients by routing them through {@link TcpProxy}
+ * instances, one per server endpoint. A subclass says where its servers listen and how to write a
+ * URI for a list of endpoints.
+ */
+public abstract class ProxiedFixture implements TckFixture {
+
+    /** @return the addresses of the backend's servers */
+    protected abstract List<InetSocketAddress> endpoints();
+
+    /**
+     * Writes this backend's URI for the given endpoints, with whatever credentials and options
+     * the fixture's clients need.
+     *
+     * @param endpoints where the client should connect
+     * @return the URI
+     */
+    protected abstract String uri(List<InetSocketAddress> endpoints);
+
+    @Override
+    public LockClientConfig.Builder clientConfig() {
+        return LockClientConfig.builder(uri(endpoints()));
+    }
+
+    @Override
+    public Optional<FreezableClient> openFreezable(LockClientConfig.Builder config) {
+        List<TcpProxy> proxies = new ArrayList<>();
+        List<InetSocketAddress> through = new ArrayList<>();
+        try {
+            for (InetSocketAddress target : endpoints()) {
+                TcpProxy proxy = TcpProxy.start(target);
+                proxies.add(proxy);
+                through.add(proxy.address());
+            }
+            LockClient client = LockClient.open(config.uri(uri(through)).build());
+            return Optional.of(new ProxiedClient(client, proxies));
+        } catch (RuntimeException e) {
+            proxies.forEach(TcpProxy::close);
+            throw e;
+        }
+    }
+
+    private static final class ProxiedClient implements FreezableClient {
+        private final LockClient client;
+        private final List<TcpProxy> proxies;
+
+        ProxiedClient(LockClient client, List<TcpProxy> proxies) {
+            this.client = client;
+            this.proxies = proxies;
+        }
+
+        @Override
+        public LockClient client() {
+            return client;
+        }
+
+        @Override
+        public void freeze() {
+            proxies.forEach(TcpProxy::freeze);
+        }
+
+        @Override
+        public void unfreeze() {
+            proxies.forEach(TcpProxy::unfreeze);
+        }
+
+        @Override
+        public void close() {
+            unfreeze();
+            try {
+                client.close();
+            } finally {
+                proxies.forEach(TcpProxy::close);
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package io.dlock.tck;
+
+import io.dlock.LockClient;
+import io.dlock.LockClientConfig;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * What a provider author supplies to run the TCK: how to make independent clients of one backend,
+ * and optionally how to inject faults. A rule that needs a hook the fixture does not offer is
+ * skipped, not failed.
+ *
+ * <p>One fixture serves one TCK class run ({@code @BeforeAll} to {@code @AfterAll}); it starts
+ * whatever servers it needs on free loopback ports and stops them in {@link #close()}.
+ */
+public interface TckFixture extends AutoCloseable {
+
+    /** @return the provider's name in reports, e.g. {@code redis} */
+    String name();
+
+    /**
+     * Returns a configuration for a new, independent client (its own connection and session),
+     * with the URI set. The TCK adjusts timeouts, clocks and lock options, then opens it with
+     * {@link LockClient#open(LockClientConfig)}.
+     *
+     * @return a fresh builder
+     */
+    LockClientConfig.Builder clientConfig();
+
+    /**
+     * The lease time the TCK's locks use: short, so that expiry rules run fast, but at least the
+     * backend's minimum. Default 1 second.
+     *
+     * @return the lease time
+     */
+    default Duration leaseTime() {
+        return Duration.ofSeconds(1);
+    }
+
+    /**
+     * The operation timeout of the TCK's clients. Default 1 second.
+     *
+     * @return the operation timeout
+     */
+    default Duration operationTimeout() {
+        return Duration.ofSeconds(1);
+    }
+
+    /**
+     * Opens a client whose network to the backend can be frozen: while frozen, nothing it sends
+     * reaches the server and nothing comes back; what was sent is delivered late on unfreeze, as a
+     * stalled network would. The generic way is {@link TcpProxy}, see {@link ProxiedFixture}.
+     *
+     * @param config the configuration the TCK prepared; the fixture may change its URI
+     * @return the client, or empty if this fixture cannot freeze a client
+     */
+    default Optional<FreezableClient> openFreezable(LockClientConfig.Builder config) {
+        return Optional.empty();
+    }
+
+    /**
+     * A URI of this backend's scheme at which nothing answers (a closed loopback port, say).
+     *
+     * @return the URI, or empty if the backend has no network
+     */
+    default Optional<String> unreachableUri() {
+        return Optional.empty();
+    }
+
+    /**
+     * Control of the server process, for the fault rules.
+     *
+     * @return the control, or empty if the fixture cannot stop or pause its server
+     */
+    default Optional<ServerControl> server() {
+        return Optional.empty();
+    }
+
+    /**
+     * Whether this run's results go into the compatibility report. The TCK's own deliberately
+     * broken providers say no.
+     *
+     * @return true by default
+     */
+    default boolean reportable() {
+        return true;
+    }
+
+    /** Stops the servers this fixture started. */
+    @Override
+    void close();
+}
