@@ -115,6 +115,10 @@ public final class DefaultLockClient implements LockClient {
             throw new IllegalArgumentException("leaseTime must be at least " + backend.minimumLeaseTime()
                     + " for the " + providerName + " backend, was " + options.leaseTime());
         }
+        if (options.leaseTime().compareTo(backend.maximumLeaseTime()) > 0) {
+            throw new IllegalArgumentException("leaseTime must be at most " + backend.maximumLeaseTime()
+                    + " for the " + providerName + " backend, was " + options.leaseTime());
+        }
         return new DefaultDistributedLock(this, name, options);
     }
 

@@ -30,6 +30,18 @@ public interface LockBackend extends AutoCloseable {
     }
 
     /**
+     * The longest lease time the backend can honour safely; longer requests are rejected with
+     * {@link IllegalArgumentException} when a lock handle is created. A backend whose leases are
+     * bounded by a session (ZooKeeper) returns the session timeout: a holder's validity must
+     * never outlast what the server guarantees.
+     *
+     * @return the maximum lease time
+     */
+    default Duration maximumLeaseTime() {
+        return Duration.ofDays(365);
+    }
+
+    /**
      * Starts one acquisition; no I/O. The core calls {@link AcquireAttempt#tryOnce()} on it until
      * a grant or the caller's deadline, then {@link AcquireAttempt#abandon()} if it gave up.
      *
