@@ -1,0 +1,872 @@
+package io.dlock.tck;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.dlock.Capability;
+import io.dlock.DistributedLock;
+import io.dlock.Lease;
+import io.dlock.LockBackendException;
+import io.dlock.LockClient;
+import io.dlock.LockClientConfig;
+import io.dlock.LockHolder;
+import io.dlock.LockLostException;
+import io.dlock.LockOptions;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The compatibility kit's core suite: safety (S), liveness (L) and input (V) rules that every
+ * provider must pass. A provider author subclasses it and supplies a {@link TckFixture}; test
+ * methods are final in spirit: do not override them.
+ *
+ * <pre>{@code
+ * class MyStoreTckTest extends LockProviderTck {
+ *     protected TckFixture createFixture() { return new MyStoreFixture(); }
+ * }
+ * }</pre>
+ *
+ * <p>Each test is named after the rule it checks, prints what to check when it fails, and is
+ * skipped (not failed) when the provider lacks the capability or the fixture lacks the fault
+ * hook the rule needs. Randomness uses the seed in the system property {@code dlock.tck.seed}
+ * (printed at start). Timing bounds are generous multiples of the fixture's lease time and
+ * operation timeout, with the reason next to each; the TCK never measures speed.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.MethodName.class)
+@ExtendWith(TckReporter.class)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+public abstract class LockProviderTck {
+
+    /** The default seed of the TCK's randomness. */
+    public static final long DEFAULT_SEED = 20261121L;
+
+    private TckFixture fixture;
+    private final List<AutoCloseable> opened = new CopyOnWriteArrayList<>();
+    private final AtomicInteger names = new AtomicInteger();
+    private long seed;
+
+    /**
+     * Creates the fixture for this run; called once, before the first rule.
+     *
+     * @return the fixture
+     */
+    protected abstract TckFixture createFixture();
+
+    @BeforeAll
+    final void startFixture() {
+        seed = Long.getLong("dlock.tck.seed", DEFAULT_SEED);
+        fixture = createFixture();
+        System.out.println("[dlock-tck] provider " + fixture.name() + ", lease time " + fixture.leaseTime()
+                + ", operation timeout " + fixture.operationTimeout() + ", seed " + seed
+                + " (set -Ddlock.tck.seed to change)");
+    }
+
+    @AfterEach
+    final void closeClients() {
+        List<AutoCloseable> toClose = new ArrayList<>(opened);
+        opened.clear();
+        Collections.reverse(toClose);
+        for (AutoCloseable c : toClose) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                System.out.println("[dlock-tck] closing a client failed: " + e);
+            }
+        }
+    }
+
+    @AfterAll
+    final void stopFixture() {
+        if (fixture != null) {
+            fixture.close();
+        }
+    }
+
+    final String fixtureName() {
+        return fixture == null ? getClass().getSimpleName() : fixture.name();
+    }
+
+    final boolean reportable() {
+        return fixture != null && fixture.reportable();
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /** @return the fixture of this run */
+    protected final TckFixture fixture() {
+        return fixture;
+    }
+
+    private Duration lease() {
+        return fixture.leaseTime();
+    }
+
+    private Duration opTimeout() {
+        return fixture.operationTimeout();
+    }
+
+    private LockOptions options() {
+        return LockOptions.builder().leaseTime(lease()).build();
+    }
+
+    private LockOptions noRenew() {
+        return LockOptions.builder().leaseTime(lease()).autoRenew(false).build();
+    }
+
+    private LockClientConfig.Builder config() {
+        return fixture.clientConfig().operationTimeout(opTimeout()).defaultLockOptions(options())
+                .retry(Duration.ofMillis(10), Duration.ofMillis(250));
+    }
+
+    /** Opens a client that the TCK closes after the test. */
+    private LockClient client() {
+        return client(UnaryOperator.identity());
+    }
+
+    private LockClient client(UnaryOperator<LockClientConfig.Builder> customize) {
+        LockClient c = LockClient.open(customize.apply(config()).build());
+        opened.add(c);
+        return c;
+    }
+
+    private FreezableClient freezable(String rule) {
+        Optional<FreezableClient> c = fixture.openFreezable(config());
+        assumeTrue(c.isPresent(), rule + " needs TckFixture.openFreezable (a client whose network can be frozen); "
+                + "the fixture offers none");
+        opened.add(c.get());
+        return c.get();
+    }
+
+    private String name(Rule rule) {
+        return "tck-" + rule.name().toLowerCase() + "-" + names.incrementAndGet() + "-" + System.nanoTime();
+    }
+
+    private static long millis(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos);
+    }
+
+    private static void sleep(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            fail("interrupted");
+        }
+    }
+
+    /** Polls a condition every 5 ms until it holds or the timeout passes. */
+    private static boolean await(BooleanSupplier condition, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() - deadline < 0) {
+            if (condition.getAsBoolean()) {
+                return true;
+            }
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return condition.getAsBoolean();
+    }
+
+    private void requireFencing(Rule rule) {
+        LockClient probe = client();
+        assumeTrue(probe.capabilities().contains(Capability.FENCING),
+                rule + " needs Capability.FENCING, which " + fixture.name() + " does not declare");
+    }
+
+    /** A thread that runs a body and keeps the first failure for the test thread to rethrow. */
+    private static final class Worker extends Thread {
+        private final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+        Worker(String name, ThrowingRunnable body) {
+            super(() -> { });
+            setName("dlock-tck-" + name);
+            setDaemon(true);
+            this.body = body;
+        }
+
+        private final ThrowingRunnable body;
+
+        @Override
+        public void run() {
+            try {
+                body.run();
+            } catch (Throwable t) {
+                failure.set(t);
+            }
+        }
+
+        void finish(Duration timeout) throws Exception {
+            join(timeout.toMillis());
+            if (isAlive()) {
+                interrupt();
+                fail(getName() + " did not finish within " + timeout);
+            }
+            Throwable t = failure.get();
+            if (t instanceof Error) {
+                throw (Error) t;
+            }
+            if (t instanceof Exception) {
+                throw (Exception) t;
+            }
+        }
+    }
+
+    @FunctionalInterface
+    private interface ThrowingRunnable {
+        void run() throws Exception;
+    }
+
+    /** Runs the same body on many threads, starting together, and collects failures. */
+    private static void runConcurrently(int threads, String label, Duration timeout, IndexedBody body) throws Exception {
+        CountDownLatch start = new CountDownLatch(1);
+        List<Worker> workers = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            int index = i;
+            Worker w = new Worker(label + "-" + i, () -> {
+                start.await();
+                body.run(index);
+            });
+            workers.add(w);
+            w.start();
+        }
+        start.countDown();
+        for (Worker w : workers) {
+            w.finish(timeout);
+        }
+    }
+
+    @FunctionalInterface
+    private interface IndexedBody {
+        void run(int index) throws Exception;
+    }
+
+    /** Hammers one lock name from the given clients, recording proven holds. */
+    private HoldLog contend(Rule rule, List<LockClient> clients, int threadsPerClient, int grantsPerThread)
+            throws Exception {
+        String name = name(rule);
+        HoldLog log = new HoldLog();
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger maxInside = new AtomicInteger();
+        SplittableRandom root = new SplittableRandom(seed);
+        List<SplittableRandom> randoms = new ArrayList<>();
+        for (int i = 0; i < clients.size() * threadsPerClient; i++) {
+            randoms.add(root.split());
+        }
+        Duration wait = lease().multipliedBy(20).plus(Duration.ofSeconds(10));
+        runConcurrently(clients.size() * threadsPerClient, rule.name(), wait.multipliedBy(grantsPerThread), i -> {
+            LockClient c = clients.get(i % clients.size());
+            DistributedLock lock = c.lock(name);
+            SplittableRandom random = randoms.get(i);
+            for (int g = 0; g < grantsPerThread; g++) {
+                Optional<Lease> lease = lock.tryAcquire(wait);
+                if (lease.isEmpty()) {
+                    fail(rule.failure("a contender waited " + wait + " without a grant (client " + i % clients.size() + ")"));
+                }
+                try (Lease l = lease.get()) {
+                    long start = log.enter(l);
+                    int now = inside.incrementAndGet();
+                    maxInside.accumulateAndGet(now, Math::max);
+                    Thread.sleep(random.nextInt(4));
+                    inside.decrementAndGet();
+                    log.exit("client " + i % clients.size() + " thread " + i, l, start);
+                }
+            }
+        });
+        int total = clients.size() * threadsPerClient * grantsPerThread;
+        assertEquals(total, log.holds().size() + log.unproven(), "every grant was recorded");
+        assertTrue(log.holds().size() >= total / 2, rule.failure("only " + log.holds().size() + " of " + total
+                + " holds kept their validity from entry to exit; with no faults injected, leases should stay valid"));
+        log.overlap().ifPresent(o -> fail(rule.failure(o)));
+        if (log.unproven() == 0) {
+            assertEquals(1, maxInside.get(), rule.failure("two holders were inside the critical section at once"));
+        }
+        return log;
+    }
+
+    // ------------------------------------------------------------------ safety
+
+    /** S1: many clients and threads contending for one name never hold it at the same time. */
+    @Test
+    public void S1_exclusionUnderContention() throws Exception {
+        List<LockClient> clients = List.of(client(), client(), client());
+        HoldLog log = contend(Rule.S1, clients, 3, 8);
+        System.out.println("[dlock-tck] S1: " + log.holds().size() + " proven holds, no overlap");
+    }
+
+    /** S2: tokens strictly increase across holders, clients, client restarts and expiry. */
+    @Test
+    public void S2_tokensStrictlyIncrease() throws Exception {
+        requireFencing(Rule.S2);
+        String name = name(Rule.S2);
+        List<Long> tokens = new ArrayList<>();
+        LockClient a = client();
+        LockClient b = client();
+        for (int round = 0; round < 3; round++) {
+            for (LockClient c : List.of(a, b)) {
+                try (Lease l = c.lock(name).tryAcquire(lease()).orElseThrow(
+                        () -> new AssertionError(Rule.S2.failure("a free lock was not granted")))) {
+                    tokens.add(l.fencingToken());
+                }
+            }
+        }
+        // a client restart: a brand-new client must still get a larger token
+        a.close();
+        LockClient restarted = client();
+        try (Lease l = restarted.lock(name).tryAcquire(lease()).orElseThrow()) {
+            tokens.add(l.fencingToken());
+        }
+        // expiry instead of release: the next grant still gets a larger token
+        Lease expiring = restarted.lock(name, noRenew()).tryAcquire(lease()).orElseThrow();
+        tokens.add(expiring.fencingToken());
+        try (Lease l = b.lock(name).tryAcquire(lease().multipliedBy(4)).orElseThrow(
+                () -> new AssertionError(Rule.S2.failure("an expired lease was never freed")))) {
+            tokens.add(l.fencingToken());
+        }
+        for (int i = 1; i < tokens.size(); i++) {
+            if (tokens.get(i) <= tokens.get(i - 1)) {
+                fail(Rule.S2.failure("grant " + i + " got token " + tokens.get(i) + " after token " + tokens.get(i - 1)
+                        + " (all tokens in grant order: " + tokens + ")"));
+            }
+            assertTrue(tokens.get(i) > 0, Rule.S2.failure("a token was not positive: " + tokens));
+        }
+        // and under contention, in the order the holds happened
+        HoldLog log = contend(Rule.S2, List.of(b, restarted, client()), 2, 5);
+        log.tokenRegression().ifPresent(r -> fail(Rule.S2.failure(r)));
+    }
+
+    /** S3: a release or renewal by a lease that expired or was superseded leaves the new holder alone. */
+    @Test
+    public void S3_staleReleaseAndRenewAreNoOps() throws Exception {
+        String name = name(Rule.S3);
+        LockClient a = client();
+        LockClient b = client();
+        LockClient c = client();
+        Lease stale = a.lock(name, noRenew()).tryAcquire(lease()).orElseThrow();
+        // b gets the lock once the server has expired a's lease
+        Lease current = b.lock(name).tryAcquire(lease().multipliedBy(4)).orElseThrow(
+                () -> new AssertionError(Rule.S3.failure("an unrenewed lease was never freed")));
+        stale.release();
+        assertTrue(c.lock(name).tryAcquire().isEmpty(), Rule.S3.failure(
+                "after the expired holder released, a third client got the lock that the new holder still holds"));
+        checkHolder(c, name, current);
+        assertTrue(current.isValid(), Rule.S3.failure("the new holder's lease became invalid after a stale release"));
+        current.release();
+
+        // stale renew and release, delivered late by a stalled network
+        FreezableClient frozen = freezable("S3 (stale renew)");
+        String name2 = name(Rule.S3);
+        frozen.client().lock(name2).tryAcquire(lease()).orElseThrow();
+        frozen.freeze();
+        Lease next = b.lock(name2).tryAcquire(lease().multipliedBy(4).plus(opTimeout())).orElseThrow(
+                () -> new AssertionError(Rule.S3.failure("a frozen holder's lease was never freed")));
+        frozen.unfreeze(); // the renewals and the release it sent while frozen now reach the server
+        sleep(lease().dividedBy(2));
+        assertTrue(c.lock(name2).tryAcquire().isEmpty(), Rule.S3.failure(
+                "requests the old holder sent while its network was stalled freed or stole the new holder's lock"));
+        checkHolder(c, name2, next);
+        sleep(lease().multipliedBy(3).dividedBy(2));
+        assertTrue(next.isValid(), Rule.S3.failure("the new holder lost its lease after the old holder's stale requests"));
+        assertTrue(c.lock(name2).tryAcquire().isEmpty(), Rule.S3.failure("the new holder's lock was freed by stale requests"));
+    }
+
+    private void checkHolder(LockClient observer, String name, Lease expected) {
+        if (observer.capabilities().contains(Capability.HOLDER_QUERY)) {
+            Optional<LockHolder> h = observer.holder(name);
+            assertTrue(h.isPresent(), Rule.S3.failure("holder(" + name + ") says the lock is free while it is held"));
+            assertEquals(expected.ownerId(), h.get().ownerId(), Rule.S3.failure("holder() names someone other than the current holder"));
+        }
+    }
+
+    /** S4: an acquire that times out, is interrupted or cancelled leaves nothing held or queued. */
+    @Test
+    public void S4_abandonedAcquiresStrandNothing() throws Exception {
+        String name = name(Rule.S4);
+        LockClient a = client();
+        LockClient b = client();
+        LockClient d = client();
+        Lease held = a.lock(name).tryAcquire(lease()).orElseThrow();
+
+        // timeout
+        assertTrue(b.lock(name).tryAcquire(lease().dividedBy(4)).isEmpty(), "the lock is held, so the wait must time out");
+
+        // interrupt
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                b.lock(name).tryAcquire(Duration.ofSeconds(30)).ifPresent(Lease::release);
+            } catch (Throwable t) {
+                thrown.set(t);
+            }
+        }, "dlock-tck-S4-waiter");
+        waiter.start();
+        sleep(Duration.ofMillis(200));
+        waiter.interrupt();
+        waiter.join(opTimeout().toMillis() + 2000); // generous: the wait must notice the interrupt, at most after one backend call
+        assertFalse(waiter.isAlive(), Rule.S4.failure("an interrupted acquire kept waiting"));
+        assertTrue(thrown.get() instanceof InterruptedException,
+                Rule.S4.failure("an interrupted acquire must throw InterruptedException, threw " + thrown.get()));
+
+        // cancel
+        CompletableFuture<Optional<Lease>> cancelled = b.lock(name).acquireAsync(Duration.ofSeconds(30));
+        sleep(Duration.ofMillis(200));
+        assertTrue(cancelled.cancel(true), "the future was still pending");
+
+        // the holder releases: a fresh client must get the lock at once, nothing left in its way
+        held.release();
+        long t0 = System.nanoTime();
+        Optional<Lease> got = d.lock(name).tryAcquire(lease());
+        assertTrue(got.isPresent(), Rule.S4.failure("after timed-out, interrupted and cancelled waiters gave up and the "
+                + "holder released, another client could not get the lock within " + lease()));
+        got.get().release();
+        System.out.println("[dlock-tck] S4: lock free again " + millis(System.nanoTime() - t0) + " ms after release");
+
+        // cancellation racing the grant: a grant that lands after cancel must be released
+        for (int i = 0; i < 5; i++) {
+            String raced = name(Rule.S4);
+            Lease h = a.lock(raced).tryAcquire(lease()).orElseThrow();
+            CompletableFuture<Optional<Lease>> f = b.lock(raced).acquireAsync(Duration.ofSeconds(30));
+            sleep(Duration.ofMillis(50 + 20 * i));
+            h.release();
+            sleep(Duration.ofMillis(5 * i));
+            boolean wasCancelled = f.cancel(true);
+            if (!wasCancelled) {
+                // it was granted before the cancel: the caller owns it, and releases it
+                f.get(opTimeout().toMillis() + 2000, TimeUnit.MILLISECONDS).ifPresent(Lease::release);
+            }
+            // either way nothing stays held: the lease time is short, but a stranded grant would keep renewing
+            Optional<Lease> after = d.lock(raced).tryAcquire(lease().multipliedBy(2).plus(opTimeout()));
+            assertTrue(after.isPresent(), Rule.S4.failure("round " + i + ": after a cancel raced the grant, the lock stayed "
+                    + "held (a grant that arrives after cancellation must be released)"));
+            after.get().release();
+        }
+    }
+
+    /** S5: threads that share one client exclude each other. */
+    @Test
+    public void S5_threadsSharingOneClientExcludeEachOther() throws Exception {
+        HoldLog log = contend(Rule.S5, List.of(client()), 8, 6);
+        System.out.println("[dlock-tck] S5: " + log.holds().size() + " proven holds by 8 threads of one client, no overlap");
+    }
+
+    /** S6: distinct names never share a lock, however alike they look. */
+    @Test
+    public void S6_namesMapInjectively() throws Exception {
+        String p = name(Rule.S6) + "-";
+        List<String> names = new ArrayList<>(List.of(
+                p + "a", p + "A", p + "a/b", p + "a%2Fb", p + "a%2fb", p + "a_2Fb", p + "a\\b", p + "a b", p + "a+b",
+                p + "a*", p + "a?", p + "a:b", p + "a::b", p + ".", p + "..", p + "/", p + "//", p + "a/", p + "/a",
+                p + "ünïcödé", p + "unicode", p + "名前", p + "\uD83D\uDD12", p + "%", p + "%25", p + "fence", p + "lock-0000000001",
+                p + "prefix", p + "prefix-longer", p + "prefix:", p + "{tag}", p + "zookeeper",
+                ".", "..", "/", "zookeeper"));
+        String longName = p + "x".repeat(512 - p.length());
+        names.add(longName);
+        names.add(longName.substring(0, longName.length() - 1));
+        names.add(longName.substring(0, longName.length() - 1) + "y");
+        assertEquals(names.size(), new HashSet<>(names).size(), "the TCK's names are distinct");
+        LockClient a = client();
+        LockClient b = client();
+        List<Lease> leases = new ArrayList<>();
+        try {
+            for (String n : names) {
+                Optional<Lease> l = a.lock(n).tryAcquire(lease());
+                assertTrue(l.isPresent(), Rule.S6.failure("'" + n + "' was not granted after other names were taken: "
+                        + "two names share one lock"));
+                leases.add(l.get());
+            }
+            for (String n : names) {
+                assertTrue(b.lock(n).tryAcquire().isEmpty(), Rule.S6.failure("'" + n + "' is held but another client got it"));
+            }
+        } finally {
+            leases.forEach(Lease::release);
+        }
+        for (String n : names) {
+            Optional<Lease> l = b.lock(n).tryAcquire(lease());
+            assertTrue(l.isPresent(), Rule.S6.failure("'" + n + "' was released but could not be taken again"));
+            l.get().release();
+        }
+    }
+
+    /** S7: a holder cut off from the backend is told it lost the lock before anyone else can get it. */
+    @Test
+    public void S7_lostLeaseReportedNoLaterThanServerExpiry() throws Exception {
+        String name = name(Rule.S7);
+        FreezableClient holder = freezable("S7");
+        LockClient other = client();
+        Lease lease = holder.client().lock(name).tryAcquire(lease()).orElseThrow();
+        AtomicLong lostAt = new AtomicLong();
+        AtomicReference<LockLostException> event = new AtomicReference<>();
+        lease.onLost(e -> {
+            lostAt.compareAndSet(0, System.nanoTime());
+            event.set(e);
+        });
+        long frozenAt = System.nanoTime();
+        holder.freeze();
+        Optional<Lease> taken = other.lock(name).tryAcquire(lease().multipliedBy(4).plus(opTimeout()));
+        long takenAt = System.nanoTime();
+        boolean stillValid = lease.isValid();
+        assertTrue(taken.isPresent(), Rule.S7.failure("the lock of a frozen holder was never freed on the server"));
+        assertFalse(stillValid, Rule.S7.failure("the frozen holder's lease was still valid when another client got the lock"));
+        assertTrue(lostAt.get() != 0, Rule.S7.failure("onLost had not fired when another client got the lock"));
+        assertTrue(lostAt.get() - takenAt <= 0, Rule.S7.failure("onLost fired after another client got the lock"));
+        assertThrows(LockLostException.class, lease::ensureValid, Rule.S7.failure("ensureValid() did not throw on a lost lease"));
+        assertEquals(lease.fencingToken(), event.get().fencingToken(), "the event names the lost lease's token");
+        System.out.println("[dlock-tck] S7: lost reported " + millis(lostAt.get() - frozenAt) + " ms after the freeze, "
+                + millis(takenAt - lostAt.get()) + " ms before another client got the lock");
+        taken.get().release();
+    }
+
+    /** S10: a client whose wall clock is an hour off changes nothing. */
+    @Test
+    public void S10_skewedWallClockChangesNothing() throws Exception {
+        String name = name(Rule.S10);
+        Clock ahead = Clock.offset(Clock.systemUTC(), Duration.ofHours(1));
+        Clock behind = Clock.offset(Clock.systemUTC(), Duration.ofHours(-1));
+        LockClient fast = client(b -> b.clock(ahead));
+        LockClient slow = client(b -> b.clock(behind));
+        LockClient normal = client();
+
+        // a holder an hour behind is not taken for expired by clients with the right time or one an hour ahead
+        Lease held = slow.lock(name).tryAcquire(lease()).orElseThrow();
+        long until = System.nanoTime() + lease().multipliedBy(3).toNanos();
+        while (System.nanoTime() - until < 0) {
+            assertTrue(fast.lock(name).tryAcquire().isEmpty(), Rule.S10.failure("a client an hour ahead took a renewed lock"));
+            assertTrue(normal.lock(name).tryAcquire().isEmpty(), Rule.S10.failure("a client took a lock renewed by a client an hour behind"));
+            sleep(lease().dividedBy(5));
+        }
+        assertTrue(held.isValid(), Rule.S10.failure("the skewed holder lost its renewed lease"));
+        held.release();
+
+        // an unrenewed lease of a client an hour ahead lasts its lease time, not an hour less or more
+        Lease unrenewed = fast.lock(name, noRenew()).tryAcquire(lease()).orElseThrow();
+        long grantedAt = System.nanoTime();
+        Optional<Lease> next = slow.lock(name).tryAcquire(lease().multipliedBy(5));
+        long waited = System.nanoTime() - grantedAt;
+        assertTrue(next.isPresent(), Rule.S10.failure("a client an hour behind never got a lock whose holder, an hour ahead, stopped renewing"));
+        // the waiter's grant cannot come before the holder's lease ended; 10% slack covers drift margins
+        assertTrue(waited >= lease().toNanos() * 9 / 10, Rule.S10.failure("the lock changed hands " + millis(waited)
+                + " ms after a grant with a lease of " + lease().toMillis() + " ms: the skew shortened the lease"));
+        assertFalse(unrenewed.isValid(), "the first lease ran out");
+        next.get().release();
+    }
+
+    // ------------------------------------------------------------------ liveness
+
+    /** L1: a waiter gets the lock promptly when the holder releases it. */
+    @Test
+    public void L1_releaseHandsOverPromptly() throws Exception {
+        String name = name(Rule.L1);
+        LockClient a = client();
+        LockClient b = client();
+        Lease held = a.lock(name).tryAcquire(lease()).orElseThrow();
+        AtomicLong grantedAt = new AtomicLong();
+        Worker waiter = new Worker("L1-waiter", () -> {
+            Optional<Lease> l = b.lock(name).tryAcquire(Duration.ofSeconds(30));
+            grantedAt.set(System.nanoTime());
+            assertTrue(l.isPresent(), Rule.L1.failure("the waiter timed out"));
+            l.get().release();
+        });
+        waiter.start();
+        sleep(lease()); // the waiter is now waiting on the server, and the holder has renewed at least once
+        long releasedAt = System.nanoTime();
+        held.release();
+        waiter.finish(Duration.ofSeconds(30));
+        long handOff = grantedAt.get() - releasedAt;
+        System.out.println("[dlock-tck] L1: hand-off " + millis(handOff) + " ms");
+        // generous: a notifying backend hands over in milliseconds, a polling one within its retry cap (250 ms in the
+        // TCK) plus one round trip; 2 s leaves room for a loaded CI machine and is still well below "never"
+        assertTrue(handOff < Duration.ofSeconds(2).toNanos(), Rule.L1.failure("hand-off took " + millis(handOff) + " ms"));
+    }
+
+    /** L3: automatic renewal keeps a lock for many lease times. */
+    @Test
+    public void L3_autoRenewalHoldsForManyLeaseTimes() throws Exception {
+        String name = name(Rule.L3);
+        LockClient a = client();
+        LockClient b = client();
+        Lease held = a.lock(name).tryAcquire(lease()).orElseThrow();
+        long until = System.nanoTime() + lease().multipliedBy(5).toNanos();
+        int checks = 0;
+        while (System.nanoTime() - until < 0) {
+            assertTrue(held.isValid(), Rule.L3.failure("the renewed lease became invalid after "
+                    + checks + " checks"));
+            assertTrue(b.lock(name).tryAcquire().isEmpty(), Rule.L3.failure("another client got a lock that was being renewed"));
+            checks++;
+            sleep(lease().dividedBy(10));
+        }
+        assertTrue(held.remaining().compareTo(Duration.ZERO) > 0, "a renewed lease has time left");
+        held.release();
+        assertTrue(b.lock(name).tryAcquire(lease()).map(l -> {
+            l.release();
+            return true;
+        }).orElse(false), Rule.L3.failure("after release, the lock could not be taken"));
+    }
+
+    /** L4: a wait for a held lock ends when it should, neither early nor much late. */
+    @Test
+    public void L4_waitTimeoutsHonoured() throws Exception {
+        String name = name(Rule.L4);
+        LockClient a = client();
+        LockClient b = client();
+        Lease held = a.lock(name).tryAcquire(lease()).orElseThrow();
+        Duration wait = Duration.ofMillis(700);
+        // generous: one backend call may be in flight when the deadline passes, plus scheduling on a loaded machine
+        long late = opTimeout().plus(Duration.ofSeconds(1)).toNanos();
+
+        long t0 = System.nanoTime();
+        assertTrue(b.lock(name).tryAcquire().isEmpty(), "held by another client");
+        long zero = System.nanoTime() - t0;
+        assertTrue(zero < late, Rule.L4.failure("tryAcquire() took " + millis(zero) + " ms on a held lock"));
+
+        t0 = System.nanoTime();
+        assertTrue(b.lock(name).tryAcquire(wait).isEmpty(), "held by another client");
+        long waited = System.nanoTime() - t0;
+        assertTrue(waited >= wait.toNanos(), Rule.L4.failure("tryAcquire(" + wait + ") gave up after " + millis(waited) + " ms"));
+        assertTrue(waited < wait.toNanos() + late, Rule.L4.failure("tryAcquire(" + wait + ") took " + millis(waited) + " ms"));
+
+        t0 = System.nanoTime();
+        CompletableFuture<Optional<Lease>> f = b.lock(name).acquireAsync(wait);
+        Optional<Lease> r = f.get(wait.toMillis() + TimeUnit.NANOSECONDS.toMillis(late) + 5000, TimeUnit.MILLISECONDS);
+        long asyncWaited = System.nanoTime() - t0;
+        assertTrue(r.isEmpty(), "held by another client");
+        assertTrue(asyncWaited >= wait.toNanos(), Rule.L4.failure("acquireAsync(" + wait + ") gave up after " + millis(asyncWaited) + " ms"));
+        assertTrue(asyncWaited < wait.toNanos() + late, Rule.L4.failure("acquireAsync(" + wait + ") took " + millis(asyncWaited) + " ms"));
+        System.out.println("[dlock-tck] L4: tryAcquire() " + millis(zero) + " ms, tryAcquire(700 ms) " + millis(waited)
+                + " ms, acquireAsync(700 ms) " + millis(asyncWaited) + " ms");
+        held.release();
+    }
+
+    /** L5: every contender eventually wins; with FAIR, in arrival order. */
+    @Test
+    public void L5_everyContenderEventuallyWins() throws Exception {
+        String name = name(Rule.L5);
+        LockClient holderClient = client();
+        List<LockClient> contenders = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            contenders.add(client());
+        }
+        Lease first = holderClient.lock(name).tryAcquire(lease()).orElseThrow();
+        List<Integer> order = Collections.synchronizedList(new ArrayList<>());
+        List<Worker> workers = new ArrayList<>();
+        for (int i = 0; i < contenders.size(); i++) {
+            int index = i;
+            Worker w = new Worker("L5-" + i, () -> {
+                Optional<Lease> l = contenders.get(index).lock(name).tryAcquire(Duration.ofSeconds(60));
+                assertTrue(l.isPresent(), Rule.L5.failure("contender " + index + " never got the lock"));
+                order.add(index);
+                Thread.sleep(20);
+                l.get().release();
+            });
+            workers.add(w);
+            w.start();
+            sleep(Duration.ofMillis(150)); // arrivals well apart, so that arrival order is defined
+        }
+        first.release();
+        for (Worker w : workers) {
+            w.finish(Duration.ofSeconds(60));
+        }
+        assertEquals(contenders.size(), order.size(), Rule.L5.failure("not every contender won: " + order));
+        if (holderClient.capabilities().contains(Capability.FAIR)) {
+            List<Integer> expected = new ArrayList<>();
+            for (int i = 0; i < contenders.size(); i++) {
+                expected.add(i);
+            }
+            assertEquals(expected, order, Rule.L5.failure("a FAIR backend granted out of arrival order"));
+        }
+        System.out.println("[dlock-tck] L5: grant order " + order
+                + (holderClient.capabilities().contains(Capability.FAIR) ? " (FAIR: must be arrival order)" : ""));
+    }
+
+    /** L7: close() releases held locks, fails pending waits, and leaves no thread behind. */
+    @Test
+    public void L7_closeReleasesLocksAndLeaksNoThreads() throws Exception {
+        String n1 = name(Rule.L7);
+        String n2 = name(Rule.L7);
+        LockClient other = client();
+        LockClient warmUp = LockClient.open(config().build());
+        warmUp.lock(n1).tryAcquire().ifPresent(Lease::release);
+        warmUp.close(); // static pools and timers of client libraries start on first use; they are not leaks
+        Set<Thread> before = new HashSet<>(Thread.getAllStackTraces().keySet());
+
+        LockClient closing = LockClient.open(config().build());
+        Lease l1 = closing.lock(n1).tryAcquire(lease()).orElseThrow();
+        closing.lock(n2).tryAcquire(lease()).orElseThrow();
+        Lease blocker = other.lock(n1 + "-busy").tryAcquire(lease()).orElseThrow();
+        CompletableFuture<Optional<Lease>> pending = closing.lock(n1 + "-busy").acquireAsync(Duration.ofSeconds(30));
+        sleep(Duration.ofMillis(200));
+        closing.close();
+
+        assertFalse(l1.isValid(), "a lease of a closed client is not valid");
+        for (String n : List.of(n1, n2)) {
+            // less than the lease time: only the release by close() can explain getting it
+            Optional<Lease> got = other.lock(n).tryAcquire(lease().multipliedBy(3).dividedBy(4));
+            assertTrue(got.isPresent(), Rule.L7.failure("'" + n + "' was still held after its client closed"));
+            got.get().release();
+        }
+        try {
+            Optional<Lease> r = pending.get(5, TimeUnit.SECONDS);
+            r.ifPresent(Lease::release);
+            fail(Rule.L7.failure("a wait pending on a closed client completed with " + r));
+        } catch (ExecutionException | CancellationException e) {
+            // expected: the wait failed because the client closed
+        } catch (TimeoutException e) {
+            fail(Rule.L7.failure("a wait pending on a closed client never completed"));
+        }
+        assertThrows(IllegalStateException.class, () -> closing.lock(n1), Rule.L7.failure("a closed client handed out a lock"));
+        blocker.release();
+        other.close(); // its threads also started after the snapshot: with both closed, any new thread is a leak
+
+        List<String> leaked = new ArrayList<>();
+        // generous: thread pools finish their last task and exit; 5 s covers a slow CI machine
+        boolean clean = await(() -> {
+            leaked.clear();
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (!before.contains(t) && t.isAlive() && !t.getName().startsWith("dlock-tck-")) {
+                    leaked.add(t.getName());
+                }
+            }
+            return leaked.isEmpty();
+        }, Duration.ofSeconds(5));
+        assertTrue(clean, Rule.L7.failure("threads still alive after close(): " + leaked));
+    }
+
+    // ------------------------------------------------------------------ input
+
+    /** V1: invalid names, lease times and waits are rejected with messages that name the parameter. */
+    @Test
+    public void V1_badInputRejectedClearly() {
+        LockClient c = client();
+        assertRejected("name", () -> c.lock(null));
+        assertRejected("name", () -> c.lock(""));
+        assertRejected("name", () -> c.lock("x".repeat(513)));
+        assertRejected("name", () -> c.lock("a\u0000b"));
+        assertRejected("name", () -> c.lock("a\nb"));
+        assertRejected("name", () -> c.lock("\uD800"));
+        assertRejected("options", () -> c.lock("ok", null));
+        assertRejected("leaseTime", () -> LockOptions.builder().leaseTime(Duration.ZERO));
+        assertRejected("leaseTime", () -> LockOptions.builder().leaseTime(Duration.ofMillis(-1)));
+        assertRejected("leaseTime", () -> LockOptions.builder().leaseTime(null));
+        assertRejected("renewInterval", () -> LockOptions.builder().leaseTime(Duration.ofSeconds(3))
+                .renewInterval(Duration.ofSeconds(2)).build());
+        assertRejected("leaseTime", () -> c.lock("ok", LockOptions.builder().leaseTime(Duration.ofNanos(1)).build()));
+        assertRejected("leaseTime", () -> c.lock("ok", LockOptions.builder().leaseTime(Duration.ofDays(400)).build()));
+        DistributedLock lock = c.lock(name(Rule.V1));
+        assertRejected("maxWait", () -> lock.tryAcquire(Duration.ofMillis(-1)));
+        assertRejected("maxWait", () -> lock.tryAcquire(null));
+        assertRejected("maxWait", () -> lock.acquireAsync(Duration.ofMillis(-1)));
+        assertRejected("action", () -> lock.withLock(Duration.ZERO, null));
+        assertRejected("uri", () -> LockClientConfig.builder(null));
+        assertRejected("uri", () -> LockClientConfig.builder(" "));
+        assertRejected("uri", () -> LockClient.open("no scheme here"));
+        assertRejected("operationTimeout", () -> LockClientConfig.builder("x://y").operationTimeout(Duration.ZERO));
+    }
+
+    private static void assertRejected(String parameter, ThrowingRunnable call) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call::run,
+                Rule.V1.failure("bad " + parameter + " was not rejected with IllegalArgumentException"));
+        assertTrue(e.getMessage() != null && e.getMessage().contains(parameter),
+                Rule.V1.failure("the message does not name '" + parameter + "': " + e.getMessage()));
+    }
+
+    /** V2: a released lease is inert, and releasing again is harmless. */
+    @Test
+    public void V2_releasedLeasesAreInert() throws Exception {
+        String name = name(Rule.V2);
+        LockClient a = client();
+        LockClient b = client();
+        Lease lease = a.lock(name).tryAcquire(lease()).orElseThrow();
+        long token = lease.fencingToken();
+        AtomicInteger lostCalls = new AtomicInteger();
+        lease.onLost(e -> lostCalls.incrementAndGet());
+        lease.release();
+        lease.release();
+        lease.close();
+        assertFalse(lease.isValid(), Rule.V2.failure("a released lease is still valid"));
+        assertEquals(Duration.ZERO, lease.remaining(), Rule.V2.failure("a released lease has time left"));
+        assertThrows(IllegalStateException.class, lease::ensureValid, Rule.V2.failure("ensureValid() on a released lease must "
+                + "throw IllegalStateException"));
+        assertEquals(token, lease.fencingToken(), "the token stays readable");
+        Lease next = b.lock(name).tryAcquire(lease()).orElseThrow(() -> new AssertionError(Rule.V2.failure("a released lock could not be taken")));
+        lease.release(); // a release after someone else took the lock must not touch their lease
+        assertTrue(a.lock(name).tryAcquire().isEmpty(), Rule.V2.failure("a repeated release freed another client's lock"));
+        sleep(lease().multipliedBy(3).dividedBy(2));
+        assertEquals(0, lostCalls.get(), Rule.V2.failure("onLost fired for a lease that was released"));
+        assertTrue(next.isValid(), "the other client's lease is untouched");
+        next.release();
+    }
+
+    /** V3: an unreachable or stalled backend gives LockBackendException within the operation timeout. */
+    @Test
+    public void V3_unreachableBackendFailsInTime() throws Exception {
+        // generous: connect and read phases may each take up to the timeout on some clients; never a hang
+        long bound = opTimeout().multipliedBy(2).plus(Duration.ofMillis(1500)).toNanos();
+        boolean ran = false;
+        Optional<String> unreachable = fixture.unreachableUri();
+        if (unreachable.isPresent()) {
+            ran = true;
+            long t0 = System.nanoTime();
+            try {
+                LockClient c = client(b -> b.uri(unreachable.get()));
+                assertThrows(LockBackendException.class, () -> c.lock(name(Rule.V3)).tryAcquire(Duration.ofSeconds(10)),
+                        Rule.V3.failure("an acquire on an unreachable backend did not fail with LockBackendException"));
+            } catch (LockBackendException e) {
+                // opening eagerly and failing is fine too
+            }
+            long took = System.nanoTime() - t0;
+            assertTrue(took < bound, Rule.V3.failure("failing against an unreachable backend took " + millis(took) + " ms"));
+            System.out.println("[dlock-tck] V3: unreachable backend failed in " + millis(took) + " ms");
+        }
+        Optional<FreezableClient> frozen = fixture.openFreezable(config());
+        if (frozen.isPresent()) {
+            ran = true;
+            opened.add(frozen.get());
+            LockClient c = frozen.get().client();
+            c.lock(name(Rule.V3)).tryAcquire(lease()).orElseThrow().release(); // the connection is up
+            frozen.get().freeze();
+            long t0 = System.nanoTime();
+            assertThrows(LockBackendException.class, () -> c.lock(name(Rule.V3)).tryAcquire(Duration.ofSeconds(10)),
+                    Rule.V3.failure("an acquire over a frozen network did not fail with LockBackendException"));
+            long took = System.nanoTime() - t0;
+            assertTrue(took < bound, Rule.V3.failure("failing over a frozen network took " + millis(took) + " ms"));
+            System.out.println("[dlock-tck] V3: stalled backend failed in " + millis(took) + " ms");
+            frozen.get().unfreeze();
+        }
+        assumeTrue(ran, "V3 needs TckFixture.unreachableUri() or openFreezable(); the fixture offers neither");
+    }
+}

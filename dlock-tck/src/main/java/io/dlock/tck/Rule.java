@@ -1,0 +1,97 @@
+package io.dlock.tck;
+
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * The TCK's rules: an ID that starts the name of the test method that checks it, a title, and a
+ * hint printed when it fails. {@code docs/TCK.md} explains each one.
+ */
+public enum Rule {
+    S1("exclusion under contention",
+            "the acquire must be atomic on the server (one conditional write / one script / one queue), and validity must start from the request's send time"),
+    S2("fencing tokens strictly increase",
+            "the token must come from state that survives release, expiry and client restarts (a counter bumped in the same atomic step as the grant, a revision, a zxid)"),
+    S3("stale release and renew are no-ops",
+            "release and renew must check the owner id (and token) on the server, in the same atomic step as the delete or extend"),
+    S4("timeout, interrupt and cancel strand nothing",
+            "AcquireAttempt.abandon() must remove queue entries and undo a grant whose answer was lost; a grant arriving after cancellation must be released"),
+    S5("threads sharing one client exclude each other",
+            "each acquisition needs its own owner id and its own server-side entry; never key the lock by client or session alone"),
+    S6("lock names map injectively",
+            "the encoding of names into keys or paths must be reversible: escape every separator and escape character, and never truncate or case-fold"),
+    S7("a lost lease is reported no later than server-side expiry",
+            "validity must be computed from the request's send time minus a drift margin, and the backend must throw (not hang, not report success) when it cannot reach the server"),
+    S8("a stalled holder's stale write is rejected by fencing", "arrives with the fault tier"),
+    S9("exclusion and token order survive server failover", "arrives with the fault tier"),
+    S10("a skewed wall clock changes nothing",
+            "never compare wall-clock times across machines: expiry must be decided by the server's own clock or by the waiter's monotonic clock"),
+    L1("release hands over promptly to a waiter",
+            "release must wake waiters (notification) or waiters must poll with a bounded interval"),
+    L2("a crashed holder's lock frees after the lease", "arrives with the fault tier"),
+    L3("auto-renewal holds a lock for many lease times",
+            "renew must extend the server-side lease for the full lease time, owner-checked, and batched renewals must answer one result per lease"),
+    L4("wait timeouts are honoured",
+            "AcquireAttempt.awaitTurn must return within the maxWait it is given, and every backend call must respect the operation timeout"),
+    L5("every contender eventually wins (in order where FAIR)",
+            "waiters must be woken or poll; a FAIR backend must grant in queue order and wake only the next waiter"),
+    L6("clients recover after a server restart", "arrives with the fault tier"),
+    L7("close() releases locks and leaks no threads",
+            "LockBackend.close() must stop every thread the backend started and close its connections; the core releases held leases first"),
+    V1("bad names, lease times and waits are rejected clearly",
+            "validation belongs in the core; a backend's own limits go in minimumLeaseTime()/maximumLeaseTime()"),
+    V2("released leases are inert and release is idempotent",
+            "release must be idempotent on the server (owner-checked delete) and never throw for 'not held'"),
+    V3("an unreachable backend fails in time",
+            "connect and read timeouts must be derived from the operation timeout; map every client exception to LockBackendException"),
+    E1("at most one valid leader, terms increase", "arrives with leader election"),
+    E2("leader crash gives a new leader after the lease", "arrives with leader election"),
+    E3("resign hands over promptly", "arrives with leader election"),
+    E4("observers see the current leader", "arrives with leader election");
+
+    private final String title;
+    private final String hint;
+
+    Rule(String title, String hint) {
+        this.title = title;
+        this.hint = hint;
+    }
+
+    /** @return a one-line description */
+    public String title() {
+        return title;
+    }
+
+    /** @return what to check when the rule fails */
+    public String hint() {
+        return hint;
+    }
+
+    /**
+     * Finds the rule a test method checks, by the ID its name starts with.
+     *
+     * @param methodName e.g. {@code S1_exclusionUnderContention}
+     * @return the rule, if the name starts with an ID and an underscore
+     */
+    public static Optional<Rule> ofMethod(String methodName) {
+        int us = methodName.indexOf('_');
+        if (us <= 0) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(valueOf(methodName.substring(0, us).toUpperCase(Locale.ROOT)));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * Formats a failure message with the rule's hint.
+     *
+     * @param what what went wrong
+     * @return the message
+     */
+    public String failure(String what) {
+        return name() + " (" + title + ") violated: " + what + "\n  if this fails, check: " + hint;
+    }
+}

@@ -1,0 +1,140 @@
+package io.dlock.tck.mem;
+
+import io.dlock.Capability;
+import io.dlock.LockHolder;
+import io.dlock.spi.AcquireAttempt;
+import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.AttemptResult;
+import io.dlock.spi.BackendContext;
+import io.dlock.spi.BackendUri;
+import io.dlock.spi.HeldLock;
+import io.dlock.spi.LockBackend;
+import io.dlock.spi.LockProvider;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * The reference provider, {@code mem://NAME}: an in-JVM lock server that passes every TCK rule,
+ * for users' unit tests and as the TCK's own yardstick. Clients that open the same NAME in one JVM
+ * share one server; each client has its own emulated network link, which the TCK can freeze.
+ * Capabilities: FENCING, NOTIFY_WAITERS, HOLDER_QUERY.
+ */
+public final class MemLockProvider implements LockProvider {
+
+    /** Creates the provider (used by {@link java.util.ServiceLoader}). */
+    public MemLockProvider() { }
+
+    @Override
+    public String name() {
+        return "mem";
+    }
+
+    @Override
+    public Set<String> schemes() {
+        return Set.of("mem");
+    }
+
+    @Override
+    public LockBackend open(BackendContext context) {
+        BackendUri uri = context.uri();
+        String server = uri.hosts().isEmpty() ? "default" : uri.hosts().get(0).host();
+        String linkId = uri.param("link").orElse(UUID.randomUUID().toString());
+        return new MemBackend(MemServer.named(server), linkId, context.operationTimeout());
+    }
+
+    /** The backend: every request crosses the client's {@link MemLink}. */
+    static class MemBackend implements LockBackend {
+        final MemServer server;
+        final MemLink link;
+        private final String linkId;
+
+        MemBackend(MemServer server, String linkId, Duration timeout) {
+            this.server = server;
+            this.linkId = linkId;
+            this.link = new MemLink(timeout);
+            server.register(linkId, link);
+        }
+
+        @Override
+        public Set<Capability> capabilities() {
+            return EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY);
+        }
+
+        @Override
+        public Duration minimumLeaseTime() {
+            return Duration.ofMillis(1);
+        }
+
+        @Override
+        public AcquireAttempt newAttempt(AcquireRequest request) {
+            long leaseNanos = request.leaseTime().toNanos();
+            return new AcquireAttempt() {
+                private boolean unknown;
+
+                @Override
+                public AttemptResult tryOnce() {
+                    unknown = true;
+                    long r = link.call(request.name(), () -> server.tryAcquire(request.name(), request.ownerId(), leaseNanos));
+                    unknown = false;
+                    return r > 0 ? AttemptResult.granted(r, null) : AttemptResult.busy(Duration.ofNanos(-r));
+                }
+
+                @Override
+                public void awaitTurn(Duration maxWait) throws InterruptedException {
+                    if (link.isFrozen()) {
+                        Thread.sleep(Math.max(1, maxWait.toMillis()));
+                    } else {
+                        server.awaitChange(request.name(), maxWait.toNanos());
+                    }
+                }
+
+                @Override
+                public void abandon() {
+                    if (unknown) {
+                        // the grant may have happened without us hearing: undo it, owner-checked
+                        try {
+                            link.call(request.name(), () -> {
+                                Optional<LockHolder> h = server.holder(request.name());
+                                return h.isPresent() && h.get().ownerId().equals(request.ownerId())
+                                        && server.release(request.name(), request.ownerId(), h.get().fencingToken());
+                            });
+                        } catch (RuntimeException ignored) {
+                            // best effort: it expires otherwise
+                        }
+                    }
+                }
+            };
+        }
+
+        @Override
+        public boolean[] renew(List<? extends HeldLock> locks) {
+            return link.call(null, () -> {
+                boolean[] out = new boolean[locks.size()];
+                for (int i = 0; i < out.length; i++) {
+                    HeldLock l = locks.get(i);
+                    out[i] = server.renew(l.name(), l.ownerId(), l.fencingToken(), l.leaseTime().toNanos());
+                }
+                return out;
+            });
+        }
+
+        @Override
+        public boolean release(HeldLock lock) {
+            return link.call(lock.name(), () -> server.release(lock.name(), lock.ownerId(), lock.fencingToken()));
+        }
+
+        @Override
+        public Optional<LockHolder> holder(String name) {
+            return link.call(name, () -> server.holder(name));
+        }
+
+        @Override
+        public void close() {
+            server.unregister(linkId);
+        }
+    }
+}

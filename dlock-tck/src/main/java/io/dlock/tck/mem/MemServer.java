@@ -1,0 +1,154 @@
+package io.dlock.tck.mem;
+
+import io.dlock.LockHolder;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The in-JVM lock server behind {@code mem://NAME}: one per name per JVM, shared by every client
+ * that opens the same URI. Leases expire on the server's own monotonic clock. One fencing counter
+ * serves every lock name, so tokens increase per name while the state kept for released locks is
+ * nothing at all. Thread-safe (one monitor).
+ */
+public final class MemServer {
+
+    private static final Map<String, MemServer> SERVERS = new ConcurrentHashMap<>();
+
+    private final String name;
+    private final Map<String, Entry> locks = new HashMap<>(); // guarded by this
+    private final Map<String, MemLink> links = new ConcurrentHashMap<>();
+    private long counter; // guarded by this
+
+    private record Entry(String owner, long token, long expiresAt) { }
+
+    private MemServer(String name) {
+        this.name = name;
+    }
+
+    /**
+     * Returns the server of a name, creating it on first use.
+     *
+     * @param name the server name (the host part of the {@code mem://} URI)
+     * @return the server
+     */
+    public static MemServer named(String name) {
+        return SERVERS.computeIfAbsent(name, MemServer::new);
+    }
+
+    /**
+     * Forgets a server and its locks (for fixtures that are done with it).
+     *
+     * @param name the server name
+     */
+    public static void drop(String name) {
+        SERVERS.remove(name);
+    }
+
+    /** @return this server's name */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * Returns a client's network link to this server, by the id in its URI.
+     *
+     * @param linkId the {@code link} query parameter of the client's URI
+     * @return the link, if such a client is open
+     */
+    public Optional<MemLink> link(String linkId) {
+        return Optional.ofNullable(links.get(linkId));
+    }
+
+    void register(String linkId, MemLink link) {
+        links.put(linkId, link);
+    }
+
+    void unregister(String linkId) {
+        links.remove(linkId);
+    }
+
+    private static long now() {
+        return System.nanoTime();
+    }
+
+    private Entry live(String lock) {
+        Entry e = locks.get(lock);
+        if (e != null && now() - e.expiresAt >= 0) {
+            locks.remove(lock);
+            notifyAll();
+            return null;
+        }
+        return e;
+    }
+
+    /** @return the token granted, or minus the holder's remaining nanoseconds (at most -1) if busy */
+    synchronized long tryAcquire(String lock, String owner, long leaseNanos) {
+        Entry e = live(lock);
+        if (e != null) {
+            return -Math.max(1, e.expiresAt - now());
+        }
+        long token = ++counter;
+        locks.put(lock, new Entry(owner, token, now() + leaseNanos));
+        return token;
+    }
+
+    synchronized boolean renew(String lock, String owner, long token, long leaseNanos) {
+        Entry e = live(lock);
+        if (e == null || !e.owner.equals(owner) || e.token != token) {
+            return false;
+        }
+        locks.put(lock, new Entry(owner, token, now() + leaseNanos));
+        return true;
+    }
+
+    synchronized boolean release(String lock, String owner, long token) {
+        Entry e = live(lock);
+        if (e == null || !e.owner.equals(owner) || e.token != token) {
+            return false;
+        }
+        locks.remove(lock);
+        notifyAll();
+        return true;
+    }
+
+    /** Deletes a lock whoever holds it: only the TCK's deliberately broken provider calls this. */
+    synchronized boolean forceRelease(String lock) {
+        boolean had = locks.remove(lock) != null;
+        notifyAll();
+        return had;
+    }
+
+    synchronized Optional<LockHolder> holder(String lock) {
+        Entry e = live(lock);
+        return e == null ? Optional.empty()
+                : Optional.of(new LockHolder(lock, e.owner, e.token, Duration.ofNanos(Math.max(0, e.expiresAt - now()))));
+    }
+
+    /** Waits until the lock is released or expires, at most {@code maxNanos}. */
+    synchronized void awaitChange(String lock, long maxNanos) throws InterruptedException {
+        Entry start = live(lock);
+        if (start == null) {
+            return;
+        }
+        long deadline = now() + maxNanos;
+        while (true) {
+            long left = deadline - now();
+            Entry e = live(lock);
+            if (left <= 0 || e == null || e.token != start.token) {
+                return;
+            }
+            long wait = Math.min(left, e.expiresAt - now());
+            if (wait > 0) {
+                java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(this, wait);
+            }
+        }
+    }
+
+    /** @return how many locks are held now (for tests of bounded state) */
+    public synchronized int size() {
+        return locks.size();
+    }
+}
