@@ -1,0 +1,43 @@
+package io.dlock.redis.internal;
+
+/**
+ * The key and channel layout, for a prefix {@code P}: {@code P lock:NAME} holds a lock's
+ * {@code OWNER:TOKEN} with the lease as its expiry; {@code P fence} is the one token counter shared
+ * by every name; {@code P released:NAME} carries release notices; {@code P client:ID} is a client's
+ * own channel that keeps its subscriber connection subscribed while nobody waits. Distinct names
+ * give distinct keys (the prefix and the {@code lock:} part are fixed), and none collides with the
+ * counter.
+ */
+final class Keys {
+
+    private final String prefix;
+
+    Keys(String prefix) {
+        this.prefix = prefix;
+    }
+
+    String prefix() {
+        return prefix;
+    }
+
+    String lock(String name) {
+        return prefix + "lock:" + name;
+    }
+
+    String fence() {
+        return prefix + "fence";
+    }
+
+    String released(String name) {
+        return prefix + "released:" + name;
+    }
+
+    String control(String clientId) {
+        return prefix + "client:" + clientId;
+    }
+
+    /** The value a grant stores in its lock key. Owner ids are hex, so the first ':' splits it. */
+    static String value(String ownerId, long token) {
+        return ownerId + ":" + token;
+    }
+}

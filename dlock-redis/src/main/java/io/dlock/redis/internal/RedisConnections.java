@@ -1,0 +1,252 @@
+package io.dlock.redis.internal;
+
+import io.dlock.LockBackendException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import javax.net.ssl.SSLException;
+import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
+import redis.clients.jedis.CommandArguments;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.ConnectionPool;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.Protocol;
+import redis.clients.jedis.exceptions.JedisAccessControlException;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The command connections of one client: a bounded pool, and calls that end within a budget
+ * (borrowing, the socket read timeout and one quick retry all come out of it), with every failure
+ * turned into a {@link LockBackendException} that says what to check and never shows the password.
+ * Thread-safe.
+ */
+final class RedisConnections implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RedisConnections.class);
+
+    /** The shortest read timeout a command gets, even when borrowing used up the budget. */
+    private static final long MIN_READ_TIMEOUT_MILLIS = 100;
+
+    private final RedisSettings settings;
+    private final ConnectionPool pool;
+    private final long timeoutNanos;
+
+    RedisConnections(RedisSettings settings, JedisClientConfig clientConfig, Duration operationTimeout) {
+        this.settings = settings;
+        this.timeoutNanos = operationTimeout.toNanos();
+        GenericObjectPoolConfig<Connection> poolConfig = new GenericObjectPoolConfig<>();
+        poolConfig.setMaxTotal(settings.poolSize);
+        poolConfig.setMaxIdle(settings.poolSize);
+        poolConfig.setMinIdle(0);
+        poolConfig.setBlockWhenExhausted(true);
+        poolConfig.setMaxWait(operationTimeout);
+        poolConfig.setTestOnBorrow(false);
+        poolConfig.setTestOnReturn(false);
+        poolConfig.setTestWhileIdle(false);
+        // no evictor: it would be a thread of commons-pool's that outlives the client
+        poolConfig.setTimeBetweenEvictionRuns(Duration.ofMillis(-1));
+        poolConfig.setJmxEnabled(false);
+        this.pool = new ConnectionPool(new HostAndPort(settings.host, settings.port), clientConfig, poolConfig);
+    }
+
+    /** @return the operation timeout in nanoseconds */
+    long timeoutNanos() {
+        return timeoutNanos;
+    }
+
+    /**
+     * Runs one script within a budget.
+     *
+     * @param script the script
+     * @param keys its KEYS
+     * @param args its ARGV
+     * @param operation what this is, for messages ("acquire", "renewal of 3 leases", ...)
+     * @param lockName the lock concerned, or null
+     * @param budgetNanos how long the whole call may take
+     * @return the raw reply: Long, byte[], List of those, or null
+     * @throws LockBackendException if the call failed or ran out of time
+     */
+    Object eval(Script script, List<String> keys, List<String> args, String operation, String lockName,
+                long budgetNanos) {
+        return call(operation, lockName, budgetNanos, c -> eval(c, script, keys, args));
+    }
+
+    private static Object eval(Connection c, Script script, List<String> keys, List<String> args) {
+        try {
+            return c.executeCommand(scriptArgs(Protocol.Command.EVALSHA, script.sha(), keys, args));
+        } catch (JedisNoScriptException e) {
+            // a fresh or restarted server: EVAL runs the script and caches it for the next EVALSHA
+            return c.executeCommand(scriptArgs(Protocol.Command.EVAL, script.source(), keys, args));
+        }
+    }
+
+    private static CommandArguments scriptArgs(Protocol.Command command, String script, List<String> keys,
+                                               List<String> args) {
+        CommandArguments a = new CommandArguments(command).add(script).add(keys.size());
+        for (String k : keys) {
+            a.key(k);
+        }
+        for (String v : args) {
+            a.add(v);
+        }
+        return a;
+    }
+
+    private <T> T call(String operation, String lockName, long budgetNanos, Function<Connection, T> body) {
+        long start = System.nanoTime();
+        long deadline = start + budgetNanos;
+        for (int attempt = 0; ; attempt++) {
+            Connection c;
+            try {
+                c = pool.borrowObject(Duration.ofNanos(Math.max(1_000_000L, deadline - System.nanoTime())));
+            } catch (Exception e) {
+                if (attempt == 0 && retryable(e, start)) {
+                    continue;
+                }
+                throw failure(operation, lockName, e, budgetNanos);
+            }
+            boolean broken = true;
+            try {
+                long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                long readTimeout = Math.max(left, Math.min(MIN_READ_TIMEOUT_MILLIS, TimeUnit.NANOSECONDS.toMillis(budgetNanos)));
+                c.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, readTimeout)));
+                T result = body.apply(c);
+                broken = c.isBroken();
+                return result;
+            } catch (RuntimeException e) {
+                broken = c.isBroken() || !(e instanceof JedisDataException);
+                if (attempt == 0 && retryable(e, start)) {
+                    // most likely a pooled connection that a server restart left dead: the others
+                    // are dead too, so drop the idle ones and try once more on a fresh connection.
+                    // Every script is safe to repeat (see Script).
+                    pool.clear();
+                    continue;
+                }
+                throw failure(operation, lockName, e, budgetNanos);
+            } finally {
+                giveBack(c, broken);
+            }
+        }
+    }
+
+    /** A connection failure that came fast (not a timeout), with time left: worth one retry. */
+    private boolean retryable(Exception e, long start) {
+        return e instanceof JedisConnectionException && !hasCause(e, SocketTimeoutException.class)
+                && System.nanoTime() - start < timeoutNanos / 2;
+    }
+
+    private void giveBack(Connection c, boolean broken) {
+        try {
+            if (broken) {
+                pool.invalidateObject(c);
+            } else {
+                pool.returnObject(c);
+            }
+        } catch (Exception e) {
+            LOG.debug("dlock: returning a connection to the pool of {} failed", settings.address(), e);
+        }
+    }
+
+    /** Turns a failure into a message that says what went wrong and what to check, without secrets. */
+    LockBackendException failure(String operation, String lockName, Throwable e, long budgetNanos) {
+        String what = lockName == null ? operation : operation + " of lock '" + lockName + "'";
+        String server = settings.server();
+        String detail = detail(e);
+        long ms = TimeUnit.NANOSECONDS.toMillis(budgetNanos);
+        String message;
+        if (e instanceof NoSuchElementException) {
+            message = "no connection to " + server + " became free within " + ms + " ms for the " + what
+                    + ": all " + settings.poolSize + " pooled connections are busy; the server may be slow or paused,"
+                    + " or raise the uri parameter poolSize";
+        } else if (e instanceof IllegalStateException) {
+            message = "the " + what + " failed: the connection pool of " + server + " is closed (the client is closing)";
+        } else if (e instanceof JedisAccessControlException) {
+            String reply = e.getMessage() == null ? "" : e.getMessage();
+            if (reply.startsWith("NOAUTH")) {
+                message = server + " requires authentication (" + detail + ") for the " + what
+                        + ": put the password in the uri, as redis://user:password@host:port";
+            } else if (reply.startsWith("NOPERM")) {
+                message = server + " refused the " + what + " (" + detail + "): the Redis user needs the commands"
+                        + " EVAL, EVALSHA, PUBLISH, SUBSCRIBE and access to the keys and channels starting with '"
+                        + settings.prefix + "'";
+            } else {
+                message = server + " rejected the credentials (" + detail + ") for the " + what
+                        + ": check the user and password in the uri";
+            }
+        } else if (e instanceof JedisDataException) {
+            message = server + " refused the " + what + " (" + detail + "): check that the uri names a writable"
+                    + " primary with Lua scripting, enough memory, and no other data under the prefix '"
+                    + settings.prefix + "'";
+        } else if (hasCause(e, SocketTimeoutException.class)) {
+            message = server + " did not answer the " + what + " within " + ms + " ms (" + detail + "): check that the"
+                    + " server is up, not paused or overloaded, and reachable, or raise the operation timeout";
+        } else if (hasCause(e, ConnectException.class) || hasCause(e, UnknownHostException.class)
+                || hasCause(e, NoRouteToHostException.class)) {
+            message = "cannot connect to " + server + " for the " + what + " (" + detail + "): check the host and"
+                    + " port in the uri and that the server is running and reachable";
+        } else if (hasCause(e, SSLException.class)) {
+            message = "the TLS connection to " + server + " failed for the " + what + " (" + detail + "): check that"
+                    + " the server speaks TLS (rediss://) or not (redis://), that its certificate is trusted and"
+                    + " names the host in the uri";
+        } else if (e instanceof JedisConnectionException) {
+            message = "the connection to " + server + " failed during the " + what + " (" + detail + "): check that"
+                    + " the server is running (restarts, maxclients) and the network to it";
+        } else if (e instanceof LockBackendException) {
+            return (LockBackendException) e;
+        } else {
+            message = "the " + what + " on " + server + " failed (" + detail + ")";
+        }
+        return new LockBackendException(message, lockName, e);
+    }
+
+    /** The innermost useful message of a failure, withheld if it could contain the password. */
+    private String detail(Throwable e) {
+        Throwable t = e;
+        String text = null;
+        while (t != null) {
+            if (t.getMessage() != null && !t.getMessage().isBlank()) {
+                text = t.getClass().getSimpleName() + ": " + t.getMessage();
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+            t = t.getCause();
+        }
+        if (text == null) {
+            text = e.getClass().getSimpleName();
+        }
+        if (settings.password != null && text.contains(settings.password)) {
+            return e.getClass().getSimpleName() + ", details withheld as they may contain credentials";
+        }
+        return text;
+    }
+
+    static boolean hasCause(Throwable e, Class<? extends Throwable> type) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (type.isInstance(t)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public void close() {
+        try {
+            pool.close();
+        } catch (RuntimeException e) {
+            LOG.debug("dlock: closing the connection pool of {} failed", settings.address(), e);
+        }
+    }
+}

@@ -1,0 +1,140 @@
+package io.dlock.redis.internal;
+
+import io.dlock.spi.BackendUri;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A {@code redis://} or {@code rediss://} URI, checked and with its defaults applied. Immutable.
+ * Its {@link #toString()} never shows the password.
+ */
+final class RedisSettings {
+
+    static final int DEFAULT_PORT = 6379;
+    static final String DEFAULT_PREFIX = "dlock:";
+    static final int DEFAULT_POOL_SIZE = 16;
+    static final int MAX_POOL_SIZE = 1024;
+
+    private static final Set<String> KNOWN_PARAMS = Set.of("prefix", "poolSize");
+
+    final BackendUri uri;
+    final boolean tls;
+    final String host;
+    final int port;
+    final int database;
+    final String user;
+    final String password;
+    final String prefix;
+    final int poolSize;
+
+    private RedisSettings(BackendUri uri, boolean tls, String host, int port, int database, String user,
+                          String password, String prefix, int poolSize) {
+        this.uri = uri;
+        this.tls = tls;
+        this.host = host;
+        this.port = port;
+        this.database = database;
+        this.user = user;
+        this.password = password;
+        this.prefix = prefix;
+        this.poolSize = poolSize;
+    }
+
+    /**
+     * Checks a parsed URI.
+     *
+     * @throws IllegalArgumentException naming the part that is wrong, with the URI redacted
+     */
+    static RedisSettings from(BackendUri uri) {
+        String shown = uri.toString();
+        String scheme = uri.scheme();
+        if (!scheme.equals("redis") && !scheme.equals("rediss")) {
+            throw new IllegalArgumentException("uri scheme must be redis or rediss, was '" + scheme + "': '" + shown + "'");
+        }
+        List<BackendUri.HostPort> hosts = uri.hosts();
+        if (hosts.isEmpty()) {
+            throw new IllegalArgumentException("uri host is missing: write " + scheme + "://host:port, was '" + shown + "'");
+        }
+        if (hosts.size() > 1) {
+            throw new IllegalArgumentException("uri host: dlock-redis talks to one Redis server, but the uri names "
+                    + hosts.size() + " hosts " + hosts + " (Redis Cluster and Sentinel are not supported): '" + shown + "'");
+        }
+        BackendUri.HostPort hostPort = hosts.get(0);
+        int port = hostPort.portOr(DEFAULT_PORT);
+        if (port == 0) {
+            throw new IllegalArgumentException("uri port must be 1 to 65535, was 0: '" + shown + "'");
+        }
+        int database = parseDatabase(uri.path(), shown);
+        String user = uri.user().orElse(null);
+        String password = uri.password().orElse(null);
+        if (user != null && password == null) {
+            throw new IllegalArgumentException("uri user: the uri gives the user '" + user
+                    + "' but no password; write " + scheme + "://user:password@host:port: '" + shown + "'");
+        }
+        if (password != null && password.isEmpty()) {
+            throw new IllegalArgumentException("uri password is empty: leave out the user info or give the password: '"
+                    + shown + "'");
+        }
+        for (String param : uri.params().keySet()) {
+            if (!KNOWN_PARAMS.contains(param)) {
+                throw new IllegalArgumentException("uri parameter '" + param + "' is unknown to dlock-redis (known: "
+                        + String.join(", ", new java.util.TreeSet<>(KNOWN_PARAMS)) + "): '" + shown + "'");
+            }
+        }
+        Map<String, String> params = uri.params();
+        String prefix = params.getOrDefault("prefix", DEFAULT_PREFIX);
+        if (prefix.isEmpty()) {
+            throw new IllegalArgumentException("uri parameter prefix must not be empty (default '" + DEFAULT_PREFIX
+                    + "'): '" + shown + "'");
+        }
+        int poolSize = DEFAULT_POOL_SIZE;
+        String pool = params.get("poolSize");
+        if (pool != null) {
+            try {
+                poolSize = Integer.parseInt(pool.trim());
+            } catch (NumberFormatException e) {
+                poolSize = -1;
+            }
+            if (poolSize < 1 || poolSize > MAX_POOL_SIZE) {
+                throw new IllegalArgumentException("uri parameter poolSize must be a number from 1 to " + MAX_POOL_SIZE
+                        + ", was '" + pool + "': '" + shown + "'");
+            }
+        }
+        return new RedisSettings(uri, scheme.equals("rediss"), hostPort.host(), port, database, user, password,
+                prefix, poolSize);
+    }
+
+    private static int parseDatabase(String path, String shown) {
+        if (path.isEmpty() || path.equals("/")) {
+            return 0;
+        }
+        String db = path.substring(1);
+        int n = -1;
+        if (db.matches("[0-9]{1,9}")) {
+            n = Integer.parseInt(db);
+        }
+        if (n < 0) {
+            throw new IllegalArgumentException("uri database must be a number from 0, as in /0, was '" + path
+                    + "': '" + shown + "'");
+        }
+        return n;
+    }
+
+    /** @return the server's address for messages: {@code host:port}, IPv6 in brackets */
+    String address() {
+        return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
+    }
+
+    /** @return how messages name the server, e.g. {@code Redis at 10.0.0.5:6379 (db 2, TLS)} */
+    String server() {
+        String extra = database != 0 && tls ? " (db " + database + ", TLS)"
+                : database != 0 ? " (db " + database + ")" : tls ? " (TLS)" : "";
+        return "Redis at " + address() + extra;
+    }
+
+    @Override
+    public String toString() {
+        return uri.toString();
+    }
+}

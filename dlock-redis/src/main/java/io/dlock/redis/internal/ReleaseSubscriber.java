@@ -1,0 +1,438 @@
+package io.dlock.redis.internal;
+
+import java.io.IOException;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.JedisPubSub;
+import redis.clients.jedis.JedisSocketFactory;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+
+/**
+ * One client's pub/sub connection, on which waiters learn that a lock was released.
+ *
+ * <p>One thread (from the client's thread factory) reads the connection; it is started on the
+ * first wait, not when the client opens. A channel is subscribed while at least one acquisition of
+ * this client waits on it and unsubscribed after (reference counts per channel; a channel's entry
+ * is dropped once nobody waits and the server has answered every command sent for it), so the
+ * state stays as small as the set of names being waited on. The connection also stays subscribed
+ * to the client's own control channel, so that it remains in subscriber mode with no waiters.
+ *
+ * <p>Writes to the connection come from waiting threads and from the reader, always under
+ * {@link #lock}. Replies arrive in the order commands were sent, so a channel counts as
+ * subscribed once every command sent for it has been answered and the last was a subscribe.
+ *
+ * <p>If the connection fails, every waiter is woken (it then polls) and the connection is made
+ * again on a later wait, at most once a second. {@link #close()} closes the socket, which ends the
+ * reader, and waits for the thread to end.
+ */
+final class ReleaseSubscriber implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ReleaseSubscriber.class);
+
+    /** The least time between two connection attempts after one failed or broke. */
+    static final long RECONNECT_DELAY_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final RedisSettings settings;
+    private final JedisClientConfig clientConfig;
+    private final JedisSocketFactory socketFactory;
+    private final ThreadFactory threads;
+    private final String controlChannel;
+    private final long joinMillis;
+
+    private final Object lock = new Object();
+    private final Map<String, Topic> topics = new HashMap<>(); // guarded by lock
+    private Session session; // guarded by lock; the connection being made or read, or null
+    private long reconnectAt; // guarded by lock
+    private boolean reconnectDelayed; // guarded by lock
+    private boolean closed; // guarded by lock
+
+    ReleaseSubscriber(RedisSettings settings, JedisClientConfig clientConfig, JedisSocketFactory socketFactory,
+                      ThreadFactory threads, String controlChannel, long joinMillis) {
+        this.settings = settings;
+        this.clientConfig = clientConfig;
+        this.socketFactory = socketFactory;
+        this.threads = threads;
+        this.controlChannel = controlChannel;
+        this.joinMillis = joinMillis;
+    }
+
+    /**
+     * One channel that waiters of this client listen on. The counters that track the server's
+     * answers, and the generation that counts release notices, are guarded by this object's
+     * monitor (taken inside {@link ReleaseSubscriber#lock} where both are held); waiters wait on
+     * it.
+     */
+    static final class Topic {
+        final String channel;
+        int refs; // guarded by ReleaseSubscriber.lock
+        private int pending; // commands sent, not yet answered
+        private boolean subscribed; // the last answer was a subscribe
+        private long generation; // bumped by every notice and by the loss of the connection
+        private boolean dead; // the subscriber closed: waits return at once
+
+        Topic(String channel) {
+            this.channel = channel;
+        }
+
+        synchronized void sent() {
+            pending++;
+        }
+
+        synchronized void answered(boolean subscribe) {
+            if (pending > 0) {
+                pending--;
+            }
+            subscribed = subscribe;
+            notifyAll();
+        }
+
+        synchronized void message() {
+            generation++;
+            notifyAll();
+        }
+
+        synchronized void reset(boolean close) {
+            pending = 0;
+            subscribed = false;
+            generation++;
+            dead |= close;
+            notifyAll();
+        }
+
+        synchronized int pending() {
+            return pending;
+        }
+
+        synchronized boolean subscribedOrPending() {
+            return subscribed || pending > 0;
+        }
+
+        /** @return whether the server has confirmed the subscription and nothing is in flight */
+        synchronized boolean confirmed() {
+            return pending == 0 && subscribed;
+        }
+
+        synchronized long generation() {
+            return generation;
+        }
+
+        /** Waits until the subscription is confirmed, the connection is lost, or the deadline. */
+        synchronized void awaitConfirmed(long deadline) throws InterruptedException {
+            long gen = generation;
+            while (!dead && !(pending == 0 && subscribed) && generation == gen) {
+                if (!waitUntil(deadline)) {
+                    return;
+                }
+            }
+        }
+
+        /** Waits until a notice or the loss of the connection after {@code gen}, or the deadline. */
+        synchronized void awaitChange(long gen, long deadline) throws InterruptedException {
+            while (!dead && generation == gen) {
+                if (!waitUntil(deadline)) {
+                    return;
+                }
+            }
+        }
+
+        private boolean waitUntil(long deadline) throws InterruptedException {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+            return true;
+        }
+    }
+
+    /**
+     * Starts listening on a channel for one waiter; starts the connection if there is none.
+     *
+     * @return the topic to wait on and to pass to {@link #unregister}
+     */
+    Topic register(String channel) {
+        synchronized (lock) {
+            if (closed) {
+                Topic t = new Topic(channel);
+                t.reset(true);
+                return t;
+            }
+            Topic t = topics.computeIfAbsent(channel, Topic::new);
+            t.refs++;
+            Session s = session;
+            if (t.refs == 1 && s != null && s.ready) {
+                send(s, t, true);
+            }
+            ensureConnected();
+            return t;
+        }
+    }
+
+    /** One waiter stopped listening on a topic. Idempotent per registration; never throws. */
+    void unregister(Topic t) {
+        synchronized (lock) {
+            if (topics.get(t.channel) != t || t.refs == 0) {
+                return;
+            }
+            t.refs--;
+            if (t.refs > 0) {
+                return;
+            }
+            Session s = session;
+            if (s != null && s.ready && t.subscribedOrPending()) {
+                send(s, t, false);
+            }
+            if (t.pending() == 0) {
+                topics.remove(t.channel);
+            }
+        }
+    }
+
+    /** Makes the connection again if it is missing and the reconnect delay has passed. */
+    void ensureConnected() {
+        synchronized (lock) {
+            if (closed || session != null) {
+                return;
+            }
+            long now = System.nanoTime();
+            if (reconnectDelayed && now - reconnectAt < 0) {
+                return;
+            }
+            Session s = new Session();
+            try {
+                Thread t = threads.newThread(() -> run(s));
+                t.setDaemon(true);
+                s.thread = t;
+                session = s;
+                t.start();
+            } catch (RuntimeException | Error e) {
+                session = null;
+                delayReconnect();
+                LOG.warn("dlock: cannot start the pub/sub thread for {}; waiters will poll", settings.address(), e);
+            }
+        }
+    }
+
+    /** @return the number of channels with state, for tests of boundedness */
+    int topicCount() {
+        synchronized (lock) {
+            return topics.size();
+        }
+    }
+
+    private void delayReconnect() {
+        reconnectDelayed = true;
+        reconnectAt = System.nanoTime() + RECONNECT_DELAY_NANOS;
+    }
+
+    // guarded by lock
+    private void send(Session s, Topic t, boolean subscribe) {
+        try {
+            if (subscribe) {
+                s.pubSub.subscribe(t.channel);
+            } else {
+                s.pubSub.unsubscribe(t.channel);
+            }
+            t.sent();
+        } catch (RuntimeException e) {
+            // the reader will see the broken connection and clean up
+            LOG.debug("dlock: pub/sub write to {} failed", settings.address(), e);
+            s.closeSocket();
+        }
+    }
+
+    private void run(Session s) {
+        Connection connection = null;
+        try {
+            connection = new Connection(s, clientConfig);
+            synchronized (lock) {
+                if (closed || session != s) {
+                    return;
+                }
+            }
+            s.pubSub.proceed(connection, controlChannel);
+        } catch (RuntimeException e) {
+            if (!s.socketClosed()) {
+                LOG.debug("dlock: pub/sub connection to {} ended; waiters poll until it is back", settings.address(), e);
+            }
+        } finally {
+            s.closeSocket();
+            if (connection != null) {
+                try {
+                    connection.disconnect();
+                } catch (RuntimeException ignored) {
+                    // the socket is closed already
+                }
+            }
+            synchronized (lock) {
+                if (session == s) {
+                    session = null;
+                    delayReconnect();
+                }
+                s.ready = false;
+                for (Topic t : new ArrayList<>(topics.values())) {
+                    t.reset(closed);
+                    if (t.refs == 0) {
+                        topics.remove(t.channel);
+                    }
+                }
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        Session s;
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            s = session;
+            for (Topic t : topics.values()) {
+                t.reset(true);
+            }
+        }
+        if (s == null) {
+            return;
+        }
+        s.closeSocket();
+        Thread t = s.thread;
+        if (t != null && t != Thread.currentThread()) {
+            try {
+                t.join(joinMillis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (t.isAlive()) {
+                LOG.warn("dlock: the pub/sub thread {} for {} did not end within {} ms", t.getName(),
+                        settings.address(), joinMillis);
+            }
+        }
+    }
+
+    /**
+     * One pub/sub connection: its thread, its socket (kept so that {@link #close()} can close it
+     * without waiting on the protocol) and its listener.
+     */
+    private final class Session implements JedisSocketFactory {
+        final PubSub pubSub = new PubSub(this);
+        Thread thread;
+        boolean ready; // guarded by lock: the control channel is subscribed, so others may be sent
+        private Socket socket; // guarded by this
+        private boolean socketClosed; // guarded by this
+
+        @Override
+        public Socket createSocket() {
+            Socket created = socketFactory.createSocket();
+            synchronized (this) {
+                if (!socketClosed) {
+                    socket = created;
+                    return created;
+                }
+            }
+            closeQuietly(created);
+            throw new JedisConnectionException("the subscriber is closing");
+        }
+
+        void closeSocket() {
+            Socket toClose;
+            synchronized (this) {
+                socketClosed = true;
+                toClose = socket;
+            }
+            if (toClose != null) {
+                closeQuietly(toClose);
+            }
+        }
+
+        synchronized boolean socketClosed() {
+            return socketClosed;
+        }
+
+        private void closeQuietly(Socket s) {
+            try {
+                s.close();
+            } catch (IOException ignored) {
+                // closing anyway
+            }
+        }
+    }
+
+    /** The listener: replies and notices, on the reader thread. */
+    private final class PubSub extends JedisPubSub {
+        private final Session session;
+
+        PubSub(Session session) {
+            this.session = session;
+        }
+
+        @Override
+        public void onSubscribe(String channel, int subscribedChannels) {
+            synchronized (lock) {
+                if (ReleaseSubscriber.this.session != session) {
+                    return;
+                }
+                if (controlChannel.equals(channel)) {
+                    session.ready = true;
+                    for (Topic t : topics.values()) {
+                        if (t.refs > 0) {
+                            send(session, t, true);
+                        }
+                    }
+                    return;
+                }
+                Topic t = topics.get(channel);
+                if (t != null) {
+                    t.answered(true);
+                    dropIfIdle(t);
+                }
+            }
+        }
+
+        @Override
+        public void onUnsubscribe(String channel, int subscribedChannels) {
+            synchronized (lock) {
+                if (ReleaseSubscriber.this.session != session) {
+                    return;
+                }
+                Topic t = topics.get(channel);
+                if (t != null) {
+                    t.answered(false);
+                    dropIfIdle(t);
+                }
+            }
+        }
+
+        @Override
+        public void onMessage(String channel, String message) {
+            Topic t;
+            synchronized (lock) {
+                t = topics.get(channel);
+            }
+            if (t != null) {
+                t.message();
+            }
+        }
+
+        // guarded by lock
+        private void dropIfIdle(Topic t) {
+            if (t.refs == 0 && t.pending() == 0) {
+                if (t.subscribedOrPending()) {
+                    // a subscribe answered after the last waiter left: take it back
+                    send(session, t, false);
+                } else {
+                    topics.remove(t.channel);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+package io.dlock.redis.internal;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+
+/**
+ * The Lua scripts, each run atomically by Redis with EVALSHA (and EVAL when the server does not
+ * know it yet, after a restart say). Numbers that must stay exact (tokens) travel as strings:
+ * Lua 5.1 numbers are doubles and print in exponent notation above 10^14.
+ */
+enum Script {
+
+    /**
+     * Acquire. KEYS: lock key, counter key. ARGV: owner id, lease in ms. Returns {1, token} for a
+     * grant, {0, pttl} when another owner holds the lock. If the lock is free, bumps the shared
+     * counter (seeded from the server's TIME in microseconds when missing, so that tokens keep
+     * increasing after a restart that lost the data) and stores OWNER:TOKEN with the lease as
+     * expiry. If this owner already holds it (a retry after a lost answer), extends it and
+     * returns its token: the grant is the same, never a second one.
+     */
+    ACQUIRE("""
+            local v = redis.call('GET', KEYS[1])
+            if v then
+              local mine = ARGV[1] .. ':'
+              if string.sub(v, 1, #mine) == mine then
+                redis.call('PEXPIRE', KEYS[1], ARGV[2])
+                return {1, string.sub(v, #mine + 1)}
+              end
+              return {0, redis.call('PTTL', KEYS[1])}
+            end
+            if redis.call('EXISTS', KEYS[2]) == 0 then
+              local t = redis.call('TIME')
+              redis.call('SET', KEYS[2], t[1] .. string.format('%06d', tonumber(t[2])))
+            end
+            redis.call('INCR', KEYS[2])
+            local token = redis.call('GET', KEYS[2])
+            redis.call('SET', KEYS[1], ARGV[1] .. ':' .. token, 'PX', ARGV[2])
+            return {1, token}
+            """),
+
+    /**
+     * Release. KEYS: lock key. ARGV: expected value OWNER:TOKEN, release channel. Deletes the key
+     * and publishes a notice only if it still holds the expected value. Returns 1 or 0.
+     */
+    RELEASE("""
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+              redis.call('DEL', KEYS[1])
+              redis.call('PUBLISH', ARGV[2], 'released')
+              return 1
+            end
+            return 0
+            """),
+
+    /**
+     * Abandon an acquire whose answer was lost. KEYS: lock key. ARGV: owner id, release channel.
+     * Deletes the key only if this owner holds it, whatever the token. Returns 1 or 0.
+     */
+    ABANDON("""
+            local v = redis.call('GET', KEYS[1])
+            local mine = ARGV[1] .. ':'
+            if v and string.sub(v, 1, #mine) == mine then
+              redis.call('DEL', KEYS[1])
+              redis.call('PUBLISH', ARGV[2], 'released')
+              return 1
+            end
+            return 0
+            """),
+
+    /**
+     * Batched renew. KEYS: n lock keys. ARGV: n expected values, then n leases in ms. Extends each
+     * key that still holds its expected value. Returns n results, 1 (renewed) or 0.
+     */
+    RENEW("""
+            local n = #KEYS
+            local out = {}
+            for i = 1, n do
+              if redis.call('GET', KEYS[i]) == ARGV[i] then
+                redis.call('PEXPIRE', KEYS[i], ARGV[n + i])
+                out[i] = 1
+              else
+                out[i] = 0
+              end
+            end
+            return out
+            """),
+
+    /** Holder. KEYS: lock key. Returns {} when free, else {OWNER:TOKEN, pttl}. */
+    HOLDER("""
+            local v = redis.call('GET', KEYS[1])
+            if not v then
+              return {}
+            end
+            return {v, redis.call('PTTL', KEYS[1])}
+            """);
+
+    private final String source;
+    private final String sha;
+
+    Script(String source) {
+        this.source = source;
+        this.sha = sha1(source);
+    }
+
+    String source() {
+        return source;
+    }
+
+    String sha() {
+        return sha;
+    }
+
+    private static String sha1(String s) {
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-1").digest(s.getBytes(StandardCharsets.UTF_8));
+            StringBuilder b = new StringBuilder(40);
+            for (byte x : d) {
+                b.append(Character.forDigit((x >> 4) & 0xF, 16)).append(Character.forDigit(x & 0xF, 16));
+            }
+            return b.toString();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is not available", e);
+        }
+    }
+}

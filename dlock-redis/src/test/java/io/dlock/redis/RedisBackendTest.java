@@ -1,0 +1,369 @@
+package io.dlock.redis;
+
+import static io.dlock.redis.TestSupport.await;
+import static io.dlock.redis.TestSupport.openBackend;
+import static io.dlock.redis.TestSupport.request;
+import static io.dlock.redis.TestSupport.scriptCalls;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dlock.Capability;
+import io.dlock.LockHolder;
+import io.dlock.spi.AcquireAttempt;
+import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.AttemptResult;
+import io.dlock.spi.HeldLock;
+import io.dlock.spi.LockBackend;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
+
+/** The backend through the SPI, as the core drives it, against a real redis-server. */
+class RedisBackendTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(2);
+    private static final Duration LONG_LEASE = Duration.ofSeconds(10);
+
+    private static RedisServer server;
+    private static Jedis jedis;
+    private final List<LockBackend> backends = new ArrayList<>();
+
+    @BeforeAll
+    static void startServer() {
+        server = RedisServer.start();
+        jedis = TestSupport.jedis(server);
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (jedis != null) {
+            jedis.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @BeforeEach
+    void flush() {
+        jedis.flushAll();
+    }
+
+    @AfterEach
+    void closeBackends() {
+        backends.forEach(LockBackend::close);
+    }
+
+    private LockBackend backend() {
+        LockBackend b = openBackend(server.uri(), TIMEOUT);
+        backends.add(b);
+        return b;
+    }
+
+    private static HeldLock held(AcquireRequest r, AttemptResult granted) {
+        return new TestSupport.Held(r.name(), r.ownerId(), granted.fencingToken(), r.leaseTime(), granted.state());
+    }
+
+    @Test
+    void declaresFencingNotifyAndHolderButNotFairnessOrFailover() {
+        LockBackend b = backend();
+        assertEquals(java.util.EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY),
+                b.capabilities());
+        assertEquals(Duration.ofMillis(10), b.minimumLeaseTime());
+        assertTrue(b.toString().contains(server.uri()), b.toString());
+    }
+
+    @Test
+    void acquireRenewReleaseCycle() {
+        LockBackend a = backend();
+        LockBackend b = backend();
+        AcquireRequest ra = request("cycle", Duration.ofSeconds(3));
+        AttemptResult ga = a.newAttempt(ra).tryOnce();
+        assertTrue(ga.granted());
+        assertTrue(ga.fencingToken() > 0);
+        assertEquals(ra.ownerId() + ":" + ga.fencingToken(), jedis.get("dlock:lock:cycle"));
+        long pttl = jedis.pttl("dlock:lock:cycle");
+        assertTrue(pttl > 0 && pttl <= 3000, "pttl " + pttl);
+
+        AcquireAttempt other = b.newAttempt(request("cycle", Duration.ofSeconds(3)));
+        AttemptResult busy = other.tryOnce();
+        assertFalse(busy.granted());
+        Duration hint = busy.retryAfter().orElseThrow();
+        assertTrue(!hint.isNegative() && hint.compareTo(Duration.ofSeconds(3)) <= 0, "hint " + hint);
+        other.abandon();
+
+        HeldLock lease = held(ra, ga);
+        jedis.pexpire("dlock:lock:cycle", 500);
+        assertArrayEquals(new boolean[] {true}, a.renew(List.of(lease)));
+        assertTrue(jedis.pttl("dlock:lock:cycle") > 2000, "renewal restores the full lease time");
+
+        assertTrue(a.release(lease));
+        assertFalse(jedis.exists("dlock:lock:cycle"));
+        assertFalse(a.release(lease), "a second release finds nothing to release");
+        assertArrayEquals(new boolean[] {false}, a.renew(List.of(lease)), "a released lease cannot be renewed");
+
+        AcquireRequest rb = request("cycle", Duration.ofSeconds(3));
+        AttemptResult gb = b.newAttempt(rb).tryOnce();
+        assertTrue(gb.granted());
+        assertTrue(gb.fencingToken() > ga.fencingToken());
+    }
+
+    @Test
+    void tokensStrictlyIncreaseAcrossBackendsAndNames() {
+        List<LockBackend> clients = List.of(backend(), backend(), backend());
+        long last = 0;
+        for (int i = 0; i < 30; i++) {
+            LockBackend c = clients.get(i % clients.size());
+            AcquireRequest r = request(i % 2 == 0 ? "tokens-a" : "tokens-b", LONG_LEASE);
+            AttemptResult g = c.newAttempt(r).tryOnce();
+            assertTrue(g.granted());
+            assertTrue(g.fencingToken() > last, "token " + g.fencingToken() + " after " + last);
+            last = g.fencingToken();
+            assertTrue(c.release(held(r, g)));
+        }
+    }
+
+    @Test
+    void firstTokenIsSeededFromTheServerClockInMicroseconds() {
+        List<String> time = jedis.time();
+        long micros = Long.parseLong(time.get(0)) * 1_000_000L + Long.parseLong(time.get(1));
+        AttemptResult g = backend().newAttempt(request("seed", LONG_LEASE)).tryOnce();
+        // the counter key was missing (flushed), so the token starts at the server's time
+        assertTrue(g.fencingToken() > micros, g.fencingToken() + " vs " + micros);
+        assertTrue(g.fencingToken() < micros + 60_000_000L, g.fencingToken() + " vs " + micros);
+    }
+
+    @Test
+    void staleReleaseAndRenewDoNotAffectTheNewHolder() {
+        LockBackend a = backend();
+        LockBackend b = backend();
+        AcquireRequest ra = request("stale", Duration.ofMillis(100));
+        AttemptResult ga = a.newAttempt(ra).tryOnce();
+        assertTrue(ga.granted());
+        // the first lease expires on the server
+        await("the first lease expired", Duration.ofSeconds(5), () -> !jedis.exists("dlock:lock:stale"));
+
+        AcquireRequest rb = request("stale", LONG_LEASE);
+        AttemptResult gb = b.newAttempt(rb).tryOnce();
+        assertTrue(gb.granted());
+        assertTrue(gb.fencingToken() > ga.fencingToken());
+
+        HeldLock stale = held(ra, ga);
+        assertArrayEquals(new boolean[] {false}, a.renew(List.of(stale)));
+        assertFalse(a.release(stale));
+        // even a stale lease with the right owner id but an old token is refused
+        HeldLock forged = new TestSupport.Held("stale", rb.ownerId(), ga.fencingToken(), LONG_LEASE, null);
+        assertFalse(a.release(forged));
+
+        LockHolder holder = b.holder("stale").orElseThrow();
+        assertEquals(rb.ownerId(), holder.ownerId());
+        assertEquals(gb.fencingToken(), holder.fencingToken());
+        long pttl = jedis.pttl("dlock:lock:stale");
+        assertTrue(pttl > 5000, "the new holder's lease is untouched: pttl " + pttl);
+        assertArrayEquals(new boolean[] {true}, b.renew(List.of(held(rb, gb))));
+        assertTrue(b.release(held(rb, gb)));
+    }
+
+    @Test
+    void renewsThreeHundredLeasesInOneScriptCall() {
+        LockBackend a = backend();
+        LockBackend b = backend();
+        List<HeldLock> leases = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            AcquireRequest r = request("batch-" + i, Duration.ofSeconds(20));
+            AttemptResult g = a.newAttempt(r).tryOnce();
+            assertTrue(g.granted());
+            leases.add(held(r, g));
+            jedis.pexpire("dlock:lock:batch-" + i, 5_000);
+        }
+        // one lease lost to another owner in between: the batch must say so for that one only
+        jedis.del("dlock:lock:batch-7");
+        AcquireRequest thief = request("batch-7", Duration.ofSeconds(20));
+        assertTrue(b.newAttempt(thief).tryOnce().granted());
+
+        long before = scriptCalls(jedis);
+        boolean[] renewed = a.renew(leases);
+        long calls = scriptCalls(jedis) - before;
+
+        assertEquals(1, calls, "one script call renews the whole batch");
+        assertEquals(300, renewed.length);
+        for (int i = 0; i < 300; i++) {
+            assertEquals(i != 7, renewed[i], "lease " + i);
+            if (i != 7) {
+                long pttl = jedis.pttl("dlock:lock:batch-" + i);
+                assertTrue(pttl > 15_000, "lease " + i + " renewed to its lease time, pttl " + pttl);
+            }
+        }
+        assertTrue(jedis.get("dlock:lock:batch-7").startsWith(thief.ownerId() + ":"), "the thief still holds it");
+        assertArrayEquals(new boolean[0], a.renew(List.of()));
+    }
+
+    @Test
+    void releasedLocksLeaveNoPerNameState() {
+        LockBackend a = backend();
+        for (int i = 0; i < 1000; i++) {
+            AcquireRequest r = request("bounded-" + i, LONG_LEASE);
+            AttemptResult g = a.newAttempt(r).tryOnce();
+            assertTrue(g.granted());
+            assertTrue(a.release(held(r, g)));
+        }
+        // only the one shared counter remains
+        assertEquals(1, jedis.dbSize(), "keys: " + jedis.keys("*"));
+        assertTrue(jedis.exists("dlock:fence"));
+    }
+
+    @Test
+    void awaitTurnWakesPromptlyOnRelease() throws Exception {
+        LockBackend holderBackend = backend();
+        LockBackend waiterBackend = backend();
+        AcquireRequest rh = request("wake", LONG_LEASE);
+        AttemptResult gh = holderBackend.newAttempt(rh).tryOnce();
+        assertTrue(gh.granted());
+
+        AcquireAttempt waiter = waiterBackend.newAttempt(request("wake", LONG_LEASE));
+        assertFalse(waiter.tryOnce().granted());
+        long t0 = System.nanoTime();
+        waiter.awaitTurn(Duration.ofSeconds(10)); // subscribes, returns on the server's confirmation
+        assertTrue(System.nanoTime() - t0 < Duration.ofSeconds(5).toNanos(), "the first wait only subscribes");
+        assertFalse(waiter.tryOnce().granted());
+        assertEquals(1L, jedis.pubsubNumSub("dlock:released:wake").get("dlock:released:wake"));
+
+        long[] releasedAt = new long[1];
+        Thread releaser = new Thread(() -> {
+            TestSupport.sleep(300);
+            holderBackend.release(held(rh, gh));
+            releasedAt[0] = System.nanoTime();
+        });
+        releaser.start();
+        // the wait may last 10 s and the lease 10 s: only the release notice can end it early
+        waiter.awaitTurn(Duration.ofSeconds(10));
+        long woke = System.nanoTime();
+        releaser.join();
+        assertTrue(woke - releasedAt[0] < Duration.ofSeconds(1).toNanos(),
+                "woken " + (woke - releasedAt[0]) / 1_000_000 + " ms after the release (generous bound for a loaded CI machine)");
+        assertTrue(waiter.tryOnce().granted());
+        // the waiter's channel is unsubscribed once it holds the lock: no per-name state is kept
+        await("the channel was unsubscribed", Duration.ofSeconds(5),
+                () -> jedis.pubsubNumSub("dlock:released:wake").get("dlock:released:wake") == 0L);
+    }
+
+    @Test
+    void awaitTurnWithoutReleaseWaitsAboutMaxWait() throws Exception {
+        LockBackend holderBackend = backend();
+        LockBackend waiterBackend = backend();
+        assertTrue(holderBackend.newAttempt(request("nowake", LONG_LEASE)).tryOnce().granted());
+        AcquireAttempt waiter = waiterBackend.newAttempt(request("nowake", LONG_LEASE));
+        assertFalse(waiter.tryOnce().granted());
+        waiter.awaitTurn(Duration.ofSeconds(5));
+        assertFalse(waiter.tryOnce().granted());
+        long t0 = System.nanoTime();
+        waiter.awaitTurn(Duration.ofMillis(300));
+        long took = (System.nanoTime() - t0) / 1_000_000;
+        // no notice comes, so the wait lasts its maxWait; the upper bound is generous for slow machines
+        assertTrue(took >= 250 && took < 2000, "waited " + took + " ms");
+        waiter.abandon();
+        await("the channel was unsubscribed", Duration.ofSeconds(5),
+                () -> jedis.pubsubNumSub("dlock:released:nowake").get("dlock:released:nowake") == 0L);
+    }
+
+    @Test
+    void awaitTurnIsInterruptible() {
+        LockBackend holderBackend = backend();
+        LockBackend waiterBackend = backend();
+        assertTrue(holderBackend.newAttempt(request("interrupt", LONG_LEASE)).tryOnce().granted());
+        AcquireAttempt waiter = waiterBackend.newAttempt(request("interrupt", LONG_LEASE));
+        assertFalse(waiter.tryOnce().granted());
+        Thread.currentThread().interrupt();
+        try {
+            waiter.awaitTurn(Duration.ofSeconds(10));
+            throw new AssertionError("awaitTurn ignored the interrupt");
+        } catch (InterruptedException expected) {
+            assertFalse(Thread.currentThread().isInterrupted());
+        } finally {
+            waiter.abandon();
+        }
+    }
+
+    @Test
+    void holderTellsOwnerTokenAndRemainingLease() {
+        LockBackend a = backend();
+        assertEquals(Optional.empty(), a.holder("who"));
+        AcquireRequest r = request("who", Duration.ofSeconds(5));
+        AttemptResult g = a.newAttempt(r).tryOnce();
+        LockHolder h = backend().holder("who").orElseThrow();
+        assertEquals("who", h.lockName());
+        assertEquals(r.ownerId(), h.ownerId());
+        assertEquals(g.fencingToken(), h.fencingToken());
+        Duration remaining = h.remaining().orElseThrow();
+        assertTrue(remaining.compareTo(Duration.ZERO) > 0 && remaining.compareTo(Duration.ofSeconds(5)) <= 0,
+                remaining.toString());
+        a.release(held(r, g));
+        assertEquals(Optional.empty(), a.holder("who"));
+    }
+
+    @Test
+    void namesMapToDistinctKeys() {
+        LockBackend a = backend();
+        List<String> names = Arrays.asList("x", "X", "x/y", "x:y", "lock:x", "fence", "..", "x ", "ünï©ødé", "😀",
+                "x".repeat(512), "x".repeat(511));
+        long last = 0;
+        for (String name : names) {
+            AttemptResult g = a.newAttempt(request(name, LONG_LEASE)).tryOnce();
+            assertTrue(g.granted(), "free: " + name);
+            assertTrue(g.fencingToken() > last);
+            last = g.fencingToken();
+        }
+        assertEquals(names.size() + 1, jedis.dbSize());
+        assertTrue(jedis.exists("dlock:fence"), "the counter is not clobbered by a lock named fence");
+    }
+
+    @Test
+    void keyPrefixFromTheUri() {
+        LockBackend a = openBackend(server.uri() + "?prefix=app1:", TIMEOUT);
+        backends.add(a);
+        AttemptResult g = a.newAttempt(request("p", LONG_LEASE)).tryOnce();
+        assertTrue(g.granted());
+        assertTrue(jedis.exists("app1:lock:p"));
+        assertTrue(jedis.exists("app1:fence"));
+        // another prefix is another namespace
+        assertTrue(backend().newAttempt(request("p", LONG_LEASE)).tryOnce().granted());
+    }
+
+    @Test
+    void databaseFromTheUri() {
+        LockBackend a = openBackend(server.uri() + "/3", TIMEOUT);
+        backends.add(a);
+        assertTrue(a.newAttempt(request("db", LONG_LEASE)).tryOnce().granted());
+        assertFalse(jedis.exists("dlock:lock:db"));
+        jedis.select(3);
+        try {
+            assertTrue(jedis.exists("dlock:lock:db"));
+        } finally {
+            jedis.select(0);
+        }
+    }
+
+    @Test
+    void retryAfterALostAnswerGetsTheSameGrantNotASecondOne() {
+        // The acquire script is safe to repeat for one owner id (the connection layer retries once
+        // after a fast connection failure): a repeat returns the same token and extends the lease.
+        LockBackend a = backend();
+        AcquireRequest r = request("repeat", Duration.ofSeconds(5));
+        AttemptResult first = a.newAttempt(r).tryOnce();
+        jedis.pexpire("dlock:lock:repeat", 1000);
+        AttemptResult again = a.newAttempt(r).tryOnce();
+        assertTrue(again.granted());
+        assertEquals(first.fencingToken(), again.fencingToken());
+        assertTrue(jedis.pttl("dlock:lock:repeat") > 3000);
+    }
+}

@@ -1,0 +1,314 @@
+package io.dlock.redis;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * A real {@code redis-server} process on a free loopback port, for tests: no persistence
+ * ({@code --save ''}, {@code --appendonly no}), so a kill and restart loses every key, as a
+ * server without persistence would. Can pause (SIGSTOP), resume, kill (SIGKILL) and restart on the
+ * same port.
+ */
+final class RedisServer implements AutoCloseable {
+
+    static final String HOST = "127.0.0.1";
+
+    private static final long START_TIMEOUT_MILLIS = 15_000;
+
+    private final List<String> extraArgs;
+    private final boolean tls;
+    private final Path dir;
+    private int port;
+    private Process process;
+    private boolean paused;
+    private int logMark;
+
+    private RedisServer(List<String> extraArgs, boolean tls) {
+        this.extraArgs = List.copyOf(extraArgs);
+        this.tls = tls;
+        try {
+            this.dir = Files.createTempDirectory("dlock-redis-test-");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** @return a started server without authentication */
+    static RedisServer start() {
+        return start(List.of());
+    }
+
+    /**
+     * Starts a server with extra {@code redis-server} options, e.g. {@code --requirepass pw}.
+     *
+     * @param extraArgs options appended to the command line
+     * @return the started server
+     */
+    static RedisServer start(List<String> extraArgs) {
+        RedisServer server = new RedisServer(extraArgs, false);
+        server.startOnFreePort();
+        return server;
+    }
+
+    /**
+     * Starts a server that speaks only TLS, with the given PEM certificate and key.
+     *
+     * @param cert the server certificate
+     * @param key its private key
+     * @return the started server
+     */
+    static RedisServer startTls(Path cert, Path key) {
+        RedisServer server = new RedisServer(List.of("--tls-cert-file", cert.toString(), "--tls-key-file",
+                key.toString(), "--tls-ca-cert-file", cert.toString(), "--tls-auth-clients", "no"), true);
+        server.startOnFreePort();
+        return server;
+    }
+
+    /** @return the path of redis-server, or fails with what to install */
+    static String binary() {
+        List<Path> candidates = new ArrayList<>();
+        String path = System.getenv("PATH");
+        if (path != null) {
+            for (String d : path.split(java.io.File.pathSeparator)) {
+                if (!d.isEmpty()) {
+                    candidates.add(Path.of(d, "redis-server"));
+                }
+            }
+        }
+        candidates.add(Path.of("/usr/bin/redis-server"));
+        candidates.add(Path.of("/usr/local/bin/redis-server"));
+        for (Path p : candidates) {
+            if (Files.isExecutable(p)) {
+                return p.toString();
+            }
+        }
+        throw new IllegalStateException("redis-server is not installed (looked in PATH, /usr/bin and /usr/local/bin):"
+                + " the dlock-redis tests run a real Redis server; install it, e.g. apt-get install redis-server");
+    }
+
+    int port() {
+        return port;
+    }
+
+    InetSocketAddress address() {
+        return new InetSocketAddress(HOST, port);
+    }
+
+    /** @return {@code redis://127.0.0.1:PORT} */
+    String uri() {
+        return (tls ? "rediss://" : "redis://") + HOST + ":" + port;
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    /** @return where the server writes its log */
+    Path log() {
+        return dir.resolve("redis.log");
+    }
+
+    private void startOnFreePort() {
+        IllegalStateException last = null;
+        for (int i = 0; i < 5; i++) {
+            port = freePort();
+            try {
+                launch();
+                return;
+            } catch (IllegalStateException e) {
+                last = e; // most likely another process took the port meanwhile: try another
+            }
+        }
+        throw last;
+    }
+
+    private void launch() {
+        List<String> cmd = new ArrayList<>(List.of(binary(), "--bind", HOST,
+                "--save", "", "--appendonly", "no", "--dir", dir.toString(), "--daemonize", "no",
+                "--logfile", "", "--protected-mode", "no"));
+        if (tls) {
+            cmd.addAll(List.of("--port", "0", "--tls-port", Integer.toString(port)));
+        } else {
+            cmd.addAll(List.of("--port", Integer.toString(port)));
+        }
+        cmd.addAll(extraArgs);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log().toFile()));
+        try {
+            process = pb.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not start " + cmd.get(0), e);
+        }
+        paused = false;
+        logMark = Files.exists(log()) ? readLog().length() : 0;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_TIMEOUT_MILLIS);
+        while (System.nanoTime() - deadline < 0) {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("redis-server exited with " + process.exitValue() + " on port " + port
+                        + "; its log:\n" + readLog());
+            }
+            if (ready()) {
+                return;
+            }
+            sleep(20);
+        }
+        process.destroyForcibly();
+        throw new IllegalStateException("redis-server did not answer on port " + port + " within "
+                + START_TIMEOUT_MILLIS + " ms; its log:\n" + readLog());
+    }
+
+    private boolean ready() {
+        if (tls) {
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress(HOST, port), 200);
+            } catch (IOException e) {
+                return false;
+            }
+            String log = readLog();
+            return log.length() > logMark && log.substring(logMark).contains("Ready to accept connections");
+        }
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(HOST, port), 200);
+            s.setSoTimeout(1000);
+            OutputStream out = s.getOutputStream();
+            out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            String line = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII))
+                    .readLine();
+            // +PONG, or -NOAUTH when a password is required: either way the server answers
+            return line != null && (line.startsWith("+PONG") || line.startsWith("-NOAUTH"));
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    String readLog() {
+        try {
+            return Files.exists(log()) ? Files.readString(log(), StandardCharsets.UTF_8) : "(no log)";
+        } catch (IOException e) {
+            return "(log unreadable: " + e + ")";
+        }
+    }
+
+    /** Suspends the process with SIGSTOP: connections stay open and nothing is answered. */
+    void pause() {
+        signal("STOP");
+        paused = true;
+    }
+
+    /** Resumes a paused process with SIGCONT. */
+    void resume() {
+        signal("CONT");
+        paused = false;
+    }
+
+    /** Kills the process with SIGKILL and waits until it is gone. Every key is lost. */
+    void kill() {
+        process.destroyForcibly();
+        try {
+            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("redis-server " + process.pid() + " survived SIGKILL for 10 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while killing redis-server", e);
+        }
+        paused = false;
+    }
+
+    /** Starts the server again on the same port, after {@link #kill()}; retries while the port is busy. */
+    void restart() {
+        if (process.isAlive()) {
+            kill();
+        }
+        IllegalStateException last = null;
+        for (int i = 0; i < 20; i++) {
+            try {
+                launch();
+                return;
+            } catch (IllegalStateException e) {
+                last = e;
+                sleep(250);
+            }
+        }
+        throw last;
+    }
+
+    private void signal(String signal) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
+                    .redirectErrorStream(true).start();
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                throw new IllegalStateException("kill -" + signal + " " + process.pid() + " failed");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while signalling redis-server", e);
+        }
+    }
+
+    /** Stops the server and deletes its directory. */
+    @Override
+    public void close() {
+        if (process != null && process.isAlive()) {
+            if (paused) {
+                try {
+                    resume();
+                } catch (RuntimeException ignored) {
+                    // it is killed below anyway
+                }
+            }
+            process.destroyForcibly();
+            try {
+                process.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        try (Stream<Path> files = Files.walk(dir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException ignored) {
+            // a temp dir left behind is harmless
+        }
+    }
+
+    /** @return a loopback port that was free a moment ago */
+    static int freePort() {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for redis-server", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RedisServer{" + uri() + ", pid " + (process == null ? "-" : process.pid()) + "}";
+    }
+}

@@ -1,0 +1,131 @@
+package io.dlock.redis;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.dlock.LockClientConfig;
+import io.dlock.LostReason;
+import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.BackendContext;
+import io.dlock.spi.BackendEvents;
+import io.dlock.spi.BackendUri;
+import io.dlock.spi.HeldLock;
+import io.dlock.spi.LockBackend;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.function.Executable;
+import redis.clients.jedis.Jedis;
+
+/** Helpers shared by the Redis tests. */
+final class TestSupport {
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final AtomicInteger THREADS = new AtomicInteger();
+
+    private TestSupport() { }
+
+    /** A lease as the core would hand it to the backend. */
+    record Held(String name, String ownerId, long fencingToken, Duration leaseTime, Object backendState)
+            implements HeldLock { }
+
+    static final BackendEvents NO_EVENTS = new BackendEvents() {
+        @Override
+        public void allLeasesLost(LostReason reason) {
+        }
+
+        @Override
+        public void leaseLost(HeldLock lock, LostReason reason) {
+        }
+    };
+
+    static String ownerId() {
+        byte[] b = new byte[16];
+        RANDOM.nextBytes(b);
+        return HexFormat.of().formatHex(b);
+    }
+
+    static AcquireRequest request(String name, Duration lease) {
+        return new AcquireRequest(name, ownerId(), lease);
+    }
+
+    /** Opens the backend through the SPI, as the core does, with daemon threads named test-redis-N. */
+    static LockBackend openBackend(String uri, Duration operationTimeout) {
+        LockClientConfig config = LockClientConfig.builder(uri).operationTimeout(operationTimeout).build();
+        ThreadFactory threads = r -> {
+            Thread t = new Thread(r, "test-redis-" + THREADS.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+        return new RedisLockProvider().open(new BackendContext(config, BackendUri.parse(uri), threads, NO_EVENTS));
+    }
+
+    static Jedis jedis(RedisServer server) {
+        return new Jedis(RedisServer.HOST, server.port());
+    }
+
+    /** Total EVAL and EVALSHA calls the server has run. */
+    static long scriptCalls(Jedis jedis) {
+        long calls = 0;
+        for (String line : jedis.info("commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+                String stats = line.substring(line.indexOf(':') + 1);
+                for (String kv : stats.split(",")) {
+                    if (kv.startsWith("calls=")) {
+                        calls += Long.parseLong(kv.substring("calls=".length()));
+                    }
+                }
+            }
+        }
+        return calls;
+    }
+
+    /** Polls a condition until it holds or the timeout passes. */
+    static void await(String what, Duration timeout, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                fail("timed out after " + timeout + " waiting until " + what);
+            }
+            sleep(10);
+        }
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    /**
+     * Runs something that must throw {@code type} within {@code bound}.
+     *
+     * @return the exception
+     */
+    static <T extends Throwable> T assertThrowsWithin(Class<T> type, Duration bound, Executable body) {
+        long start = System.nanoTime();
+        Throwable thrown = null;
+        try {
+            body.execute();
+        } catch (Throwable t) {
+            thrown = t;
+        }
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        if (thrown == null) {
+            fail("expected " + type.getSimpleName() + " but nothing was thrown (took " + tookMillis + " ms)");
+        }
+        if (!type.isInstance(thrown)) {
+            throw new AssertionError("expected " + type.getSimpleName() + " but got " + thrown, thrown);
+        }
+        assertTrue(tookMillis <= bound.toMillis(), "expected the failure within " + bound.toMillis()
+                + " ms but it took " + tookMillis + " ms: " + thrown);
+        return type.cast(thrown);
+    }
+}
