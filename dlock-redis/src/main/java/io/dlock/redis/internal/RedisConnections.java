@@ -10,11 +10,16 @@ import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 import javax.net.ssl.SSLException;
+import org.apache.commons.pool2.PooledObject;
+import org.apache.commons.pool2.PooledObjectFactory;
+import org.apache.commons.pool2.impl.DefaultPooledObject;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.ConnectionPool;
+import redis.clients.jedis.DefaultJedisSocketFactory;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
 import redis.clients.jedis.Protocol;
@@ -41,8 +46,17 @@ final class RedisConnections implements AutoCloseable {
     private final RedisSettings settings;
     private final ConnectionPool pool;
     private final long timeoutNanos;
+    /** The deadline of the call borrowing on this thread, so that a new connection's set-up keeps to it. */
+    private final ThreadLocal<long[]> deadline = ThreadLocal.withInitial(() -> new long[1]);
 
-    RedisConnections(RedisSettings settings, JedisClientConfig clientConfig, Duration operationTimeout) {
+    /**
+     * Creates the pool; no I/O.
+     *
+     * @param settings the URI's settings
+     * @param clientConfigs the jedis configuration with a given connect and read timeout in ms
+     * @param operationTimeout the budget of a call
+     */
+    RedisConnections(RedisSettings settings, IntFunction<JedisClientConfig> clientConfigs, Duration operationTimeout) {
         this.settings = settings;
         this.timeoutNanos = operationTimeout.toNanos();
         GenericObjectPoolConfig<Connection> poolConfig = new GenericObjectPoolConfig<>();
@@ -57,7 +71,57 @@ final class RedisConnections implements AutoCloseable {
         // no evictor: it would be a thread of commons-pool's that outlives the client
         poolConfig.setTimeBetweenEvictionRuns(Duration.ofMillis(-1));
         poolConfig.setJmxEnabled(false);
-        this.pool = new ConnectionPool(new HostAndPort(settings.host, settings.port), clientConfig, poolConfig);
+        this.pool = new ConnectionPool(new Factory(new HostAndPort(settings.host, settings.port), clientConfigs),
+                poolConfig);
+    }
+
+    /**
+     * Makes connections whose connect timeout and set-up commands (AUTH, SELECT, CLIENT SETNAME)
+     * keep to the deadline of the call that needs the connection: the pool creates on the
+     * borrowing thread.
+     */
+    private final class Factory implements PooledObjectFactory<Connection> {
+        private final HostAndPort address;
+        private final IntFunction<JedisClientConfig> configs;
+
+        Factory(HostAndPort address, IntFunction<JedisClientConfig> configs) {
+            this.address = address;
+            this.configs = configs;
+        }
+
+        @Override
+        public PooledObject<Connection> makeObject() {
+            long until = deadline.get()[0];
+            long left = until == 0 ? timeoutNanos : until - System.nanoTime();
+            int millis = (int) Math.max(MIN_READ_TIMEOUT_MILLIS,
+                    Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(left)));
+            JedisClientConfig config = configs.apply(millis);
+            return new DefaultPooledObject<>(new Connection(new DefaultJedisSocketFactory(address, config), config));
+        }
+
+        @Override
+        public void destroyObject(PooledObject<Connection> p) {
+            try {
+                p.getObject().disconnect();
+            } catch (RuntimeException e) {
+                LOG.debug("dlock: closing a connection to {} failed", settings.address(), e);
+            }
+        }
+
+        @Override
+        public boolean validateObject(PooledObject<Connection> p) {
+            return p.getObject().isConnected() && !p.getObject().isBroken();
+        }
+
+        @Override
+        public void activateObject(PooledObject<Connection> p) {
+            // nothing: every call sets its own read timeout
+        }
+
+        @Override
+        public void passivateObject(PooledObject<Connection> p) {
+            // nothing: connections hold no per-call state between calls
+        }
     }
 
     /** @return the operation timeout in nanoseconds */
@@ -108,13 +172,17 @@ final class RedisConnections implements AutoCloseable {
         long deadline = start + budgetNanos;
         for (int attempt = 0; ; attempt++) {
             Connection c;
+            long[] borrowDeadline = this.deadline.get();
             try {
+                borrowDeadline[0] = deadline;
                 c = pool.borrowObject(Duration.ofNanos(Math.max(1_000_000L, deadline - System.nanoTime())));
             } catch (Exception e) {
                 if (attempt == 0 && retryable(e, start)) {
                     continue;
                 }
                 throw failure(operation, lockName, e, budgetNanos);
+            } finally {
+                borrowDeadline[0] = 0;
             }
             boolean broken = true;
             try {

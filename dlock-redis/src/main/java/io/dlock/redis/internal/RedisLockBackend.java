@@ -59,9 +59,11 @@ public final class RedisLockBackend implements LockBackend {
         this.timeoutNanos = context.operationTimeout().toNanos();
         // undoing a lost grant is a courtesy (the key expires anyway): do not double the caller's wait
         this.abandonNanos = Math.max(Math.min(timeoutNanos, TimeUnit.MILLISECONDS.toNanos(50)), timeoutNanos / 4);
-        JedisClientConfig clientConfig = clientConfig(settings, context.operationTimeout(), sslSocketFactory);
+        int timeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, context.operationTimeout().toMillis()));
+        JedisClientConfig clientConfig = clientConfig(settings, timeoutMillis, sslSocketFactory);
         HostAndPort address = new HostAndPort(settings.host, settings.port);
-        this.connections = new RedisConnections(settings, clientConfig, context.operationTimeout());
+        this.connections = new RedisConnections(settings, millis -> clientConfig(settings, millis, sslSocketFactory),
+                context.operationTimeout());
         this.subscriber = new ReleaseSubscriber(settings, clientConfig,
                 new DefaultJedisSocketFactory(address, clientConfig), context.threadFactory(),
                 keys.control(HexFormat.of().formatHex(randomBytes())),
@@ -80,8 +82,7 @@ public final class RedisLockBackend implements LockBackend {
         return new RedisLockBackend(context, RedisSettings.from(context.uri()), sslSocketFactory);
     }
 
-    private static JedisClientConfig clientConfig(RedisSettings settings, Duration timeout, SSLSocketFactory ssl) {
-        int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+    private static JedisClientConfig clientConfig(RedisSettings settings, int millis, SSLSocketFactory ssl) {
         DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder()
                 .connectionTimeoutMillis(millis)
                 .socketTimeoutMillis(millis)
