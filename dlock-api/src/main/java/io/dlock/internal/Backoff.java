@@ -29,7 +29,10 @@ public final class Backoff {
 
     /** @return the ceiling of the next pause, without drawing it */
     public long ceilingNanos() {
-        int shift = Math.min(attempt, 62);
+        if (attempt >= 63) {
+            return capNanos; // base * 2^63 exceeds any long, so the cap applies
+        }
+        int shift = attempt;
         long c = baseNanos << shift;
         return (c >>> shift) != baseNanos || c <= 0 ? capNanos : Math.min(c, capNanos);
     }
@@ -37,8 +40,11 @@ public final class Backoff {
     /** @return the next pause in nanoseconds */
     public long nextNanos() {
         long ceiling = ceilingNanos();
-        attempt++;
-        return random.nextLong(ceiling + 1);
+        if (attempt < Integer.MAX_VALUE) {
+            attempt++;
+        }
+        // uniform in [0, ceiling]; ceiling + 1 would overflow when the ceiling is Long.MAX_VALUE
+        return ceiling == Long.MAX_VALUE ? random.nextLong() >>> 1 : random.nextLong(ceiling + 1);
     }
 
     /** Starts over from the base, after progress. */

@@ -85,8 +85,10 @@ final class DefaultDistributedLock implements DistributedLock {
             task = client.worker().submit(() -> {
                 try {
                     Optional<Lease> lease = acquire(false, waitNanos, cancelled::get);
-                    if (!future.complete(lease)) {
-                        lease.ifPresent(Lease::release); // cancelled meanwhile: strand nothing
+                    if (!future.complete(lease) && lease.isPresent()) {
+                        // cancelled meanwhile: strand nothing. The cancellation interrupted this
+                        // thread, which would make an interruptible backend fail the release.
+                        withoutInterrupt(lease.get()::release);
                     }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
@@ -174,7 +176,9 @@ final class DefaultDistributedLock implements DistributedLock {
                 }
             } finally {
                 if (!granted) {
-                    attempt.abandon();
+                    // the clean-up must reach the server even when an interrupt (or a cancel) is
+                    // why we give up
+                    withoutInterrupt(attempt::abandon);
                 }
             }
         } catch (InterruptedException e) {
@@ -191,6 +195,18 @@ final class DefaultDistributedLock implements DistributedLock {
                 client.queue().exit(name);
             }
             client.listener().acquireFinished(name, outcome, Duration.ofNanos(client.ticker().nanoTime() - start));
+        }
+    }
+
+    /** Runs clean-up I/O with the interrupt flag cleared, and restores the flag afterwards. */
+    private static void withoutInterrupt(Runnable cleanup) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            cleanup.run();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -172,6 +172,11 @@ final class DefaultLease implements Lease, HeldLock {
         try {
             client.backend().release(this);
         } catch (LockBackendException e) {
+            if (client.isClosed() && state == State.LOST) {
+                // a best-effort release of a lost lease, cut short by close(): the lease ends by expiry
+                LOG.debug("dlock: release of lost lock '{}' (token {}) cut short by close", name, token, e);
+                return;
+            }
             LOG.warn("dlock: release of lock '{}' (token {}) failed, it will end by expiry within {}: {}",
                     name, token, options.leaseTime(), e.getMessage());
         } catch (RuntimeException e) {

@@ -46,7 +46,7 @@ final class Renewer {
 
     void add(DefaultLease lease) {
         leases.add(lease);
-        scheduleAt(lease.nextRenewAt() - slack(lease));
+        scheduleAt(lease.nextRenewAt());
     }
 
     void remove(DefaultLease lease) {
@@ -120,10 +120,13 @@ final class Renewer {
         } finally {
             passLock.unlock();
         }
+        // the next pass runs when the earliest lease is due, not a slack early: the slack only
+        // lets that pass take along the leases due soon after (scheduling a slack early would
+        // renew every lease at 3/4 of its interval, and retry a failed renewal at once)
         long earliest = 0;
         boolean any = false;
         for (DefaultLease lease : leases) {
-            long at = lease.nextRenewAt() - slack(lease);
+            long at = lease.nextRenewAt();
             if (!any || at - earliest < 0) {
                 earliest = at;
                 any = true;
