@@ -70,8 +70,7 @@ final class RedisAttempt implements AcquireAttempt {
         }
         if (!confirmedAtTry) {
             // subscribe first; the next try then sees any release made before the subscription
-            subscriber.ensureConnected();
-            topic.awaitConfirmed(deadline);
+            subscriber.awaitConfirmed(topic, deadline);
             return;
         }
         topic.awaitChange(generationAtTry, deadline);

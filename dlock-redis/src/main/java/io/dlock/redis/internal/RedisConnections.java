@@ -6,6 +6,8 @@ import java.net.NoRouteToHostException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.concurrent.TimeUnit;
@@ -280,16 +282,11 @@ final class RedisConnections implements AutoCloseable {
 
     /** The innermost useful message of a failure, withheld if it could contain the password. */
     private String detail(Throwable e) {
-        Throwable t = e;
         String text = null;
-        while (t != null) {
+        for (Throwable t : chain(e)) {
             if (t.getMessage() != null && !t.getMessage().isBlank()) {
                 text = t.getClass().getSimpleName() + ": " + t.getMessage();
             }
-            if (t.getCause() == t) {
-                break;
-            }
-            t = t.getCause();
         }
         if (text == null) {
             text = e.getClass().getSimpleName();
@@ -300,8 +297,32 @@ final class RedisConnections implements AutoCloseable {
         return text;
     }
 
+    /**
+     * A failure, its causes and what they suppressed (jedis reports why each address of a host
+     * refused as suppressed exceptions), outermost first.
+     */
+    static List<Throwable> chain(Throwable e) {
+        List<Throwable> out = new ArrayList<>();
+        ArrayDeque<Throwable> todo = new ArrayDeque<>();
+        todo.add(e);
+        while (!todo.isEmpty() && out.size() < 32) {
+            Throwable t = todo.poll();
+            if (out.contains(t)) {
+                continue;
+            }
+            out.add(t);
+            if (t.getCause() != null) {
+                todo.add(t.getCause());
+            }
+            for (Throwable s : t.getSuppressed()) {
+                todo.add(s);
+            }
+        }
+        return out;
+    }
+
     static boolean hasCause(Throwable e, Class<? extends Throwable> type) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        for (Throwable t : chain(e)) {
             if (type.isInstance(t)) {
                 return true;
             }

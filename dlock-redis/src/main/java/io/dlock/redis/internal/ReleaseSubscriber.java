@@ -124,14 +124,19 @@ final class ReleaseSubscriber implements AutoCloseable {
             return generation;
         }
 
-        /** Waits until the subscription is confirmed, the connection is lost, or the deadline. */
-        synchronized void awaitConfirmed(long deadline) throws InterruptedException {
+        /**
+         * Waits until the subscription is confirmed, the connection is lost, or the deadline.
+         *
+         * @return false if the deadline passed with nothing of that
+         */
+        synchronized boolean awaitConfirmed(long deadline) throws InterruptedException {
             long gen = generation;
             while (!dead && !(pending == 0 && subscribed) && generation == gen) {
                 if (!waitUntil(deadline)) {
-                    return;
+                    return false;
                 }
             }
+            return true;
         }
 
         /** Waits until a notice or the loss of the connection after {@code gen}, or the deadline. */
@@ -196,15 +201,33 @@ final class ReleaseSubscriber implements AutoCloseable {
         }
     }
 
-    /** Makes the connection again if it is missing and the reconnect delay has passed. */
-    void ensureConnected() {
+    /**
+     * Waits until the topic's subscription is confirmed, the connection is lost, or the deadline;
+     * makes the connection again meanwhile if there is none, as soon as the reconnect delay allows.
+     */
+    void awaitConfirmed(Topic t, long deadline) throws InterruptedException {
+        while (true) {
+            long retryAt = ensureConnected();
+            long until = retryAt != 0 && retryAt - deadline < 0 ? retryAt : deadline;
+            if (t.awaitConfirmed(until) || System.nanoTime() - deadline >= 0) {
+                return;
+            }
+        }
+    }
+
+    /**
+     * Makes the connection again if it is missing and the reconnect delay has passed.
+     *
+     * @return 0, or when the connection may next be made if it is missing and delayed now
+     */
+    long ensureConnected() {
         synchronized (lock) {
             if (closed || session != null) {
-                return;
+                return 0;
             }
             long now = System.nanoTime();
             if (reconnectDelayed && now - reconnectAt < 0) {
-                return;
+                return reconnectAt;
             }
             Session s = new Session();
             try {
@@ -217,7 +240,9 @@ final class ReleaseSubscriber implements AutoCloseable {
                 session = null;
                 delayReconnect();
                 LOG.warn("dlock: cannot start the pub/sub thread for {}; waiters will poll", settings.address(), e);
+                return reconnectAt;
             }
+            return 0;
         }
     }
 

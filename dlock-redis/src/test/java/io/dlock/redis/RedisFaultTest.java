@@ -1,0 +1,193 @@
+package io.dlock.redis;
+
+import static io.dlock.redis.TestSupport.assertThrowsWithin;
+import static io.dlock.redis.TestSupport.await;
+import static io.dlock.redis.TestSupport.openBackend;
+import static io.dlock.redis.TestSupport.request;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dlock.Lease;
+import io.dlock.LockBackendException;
+import io.dlock.LockClient;
+import io.dlock.LockClientConfig;
+import io.dlock.spi.AcquireAttempt;
+import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.LockBackend;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
+
+/**
+ * Server faults against a real redis-server, one per test: kill and restart without persistence,
+ * SIGSTOP, a closed port. The operation timeout is 1 s; a failure must come within 2.5 s (the
+ * timeout plus 1.5 s of slack for a loaded machine), never a hang.
+ */
+class RedisFaultTest {
+
+    private static final Duration OP_TIMEOUT = Duration.ofSeconds(1);
+    private static final Duration FAIL_BOUND = OP_TIMEOUT.plusMillis(1500);
+
+    private RedisServer server;
+
+    @BeforeEach
+    void start() {
+        server = RedisServer.start();
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+    }
+
+    private LockClient client() {
+        return LockClient.open(LockClientConfig.builder(server.uri()).operationTimeout(OP_TIMEOUT).build());
+    }
+
+    @Test
+    void tokensIncreaseAcrossARestartThatLostAllData() throws Exception {
+        long before;
+        try (LockClient c = client(); Jedis jedis = TestSupport.jedis(server)) {
+            Lease first = c.lock("restart").tryAcquire(Duration.ofSeconds(2)).orElseThrow();
+            before = first.fencingToken();
+            first.release();
+
+            server.kill();
+            server.restart();
+            jedis.close();
+            try (Jedis fresh = TestSupport.jedis(server)) {
+                assertEquals(0, fresh.dbSize(), "no persistence: the restart lost the counter");
+            }
+            // the same client: its pooled connections died with the server; the first call retries
+            // once on a fresh connection, and the counter restarts from the server's clock
+            Lease second = c.lock("restart").tryAcquire(Duration.ofSeconds(2)).orElseThrow();
+            assertTrue(second.fencingToken() > before, second.fencingToken() + " after " + before);
+            second.release();
+        }
+        try (LockClient other = client()) {
+            Lease third = other.lock("restart").tryAcquire(Duration.ofSeconds(2)).orElseThrow();
+            assertTrue(third.fencingToken() > before);
+        }
+    }
+
+    @Test
+    void unreachableServerFailsWithinTheOperationTimeout() {
+        String uri = "redis://" + RedisServer.HOST + ":" + RedisServer.freePort();
+        try (LockClient c = LockClient.open(LockClientConfig.builder(uri).operationTimeout(OP_TIMEOUT).build())) {
+            LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                    () -> c.lock("nowhere").tryAcquire(Duration.ofSeconds(10)));
+            assertTrue(e.getMessage().contains("cannot connect to Redis at " + uri.substring("redis://".length())),
+                    e.getMessage());
+            assertTrue(e.getMessage().contains("lock 'nowhere'"), e.getMessage());
+            assertEquals(Optional.of("nowhere"), e.lockName());
+            assertThrowsWithin(LockBackendException.class, FAIL_BOUND, () -> c.holder("nowhere"));
+        }
+    }
+
+    @Test
+    void pausedServerFailsWithinTheOperationTimeoutAndTheClientRecovers() throws Exception {
+        try (LockClient c = client()) {
+            c.lock("warm").tryAcquire().orElseThrow().release(); // a pooled connection exists
+            server.pause();
+            try {
+                LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                        () -> c.lock("paused").tryAcquire(Duration.ofSeconds(10)));
+                assertTrue(e.getMessage().contains("did not answer"), e.getMessage());
+                assertThrowsWithin(LockBackendException.class, FAIL_BOUND, () -> c.holder("paused"));
+                try (LockClient fresh = client()) {
+                    // a new connection: the kernel accepts it, the stopped server never answers
+                    assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                            () -> fresh.lock("paused").tryAcquire(Duration.ofSeconds(10)));
+                }
+            } finally {
+                server.resume();
+            }
+            // "paused" may now be held: the stopped server had the timed-out requests in its buffers
+            // and ran them on resume, and undoing them failed while it was stopped; such a lock ends
+            // by expiry. Another name shows the client works again.
+            Lease lease = c.lock("after-pause").tryAcquire(Duration.ofSeconds(5)).orElseThrow();
+            assertTrue(lease.isValid());
+            lease.release();
+        }
+    }
+
+    @Test
+    void abandonUndoesAGrantWhoseAnswerWasLost() throws Exception {
+        LockBackend backend = openBackend(server.uri(), Duration.ofMillis(500));
+        try (Jedis jedis = TestSupport.jedis(server)) {
+            AcquireAttempt warm = backend.newAttempt(request("warm", Duration.ofSeconds(30)));
+            assertTrue(warm.tryOnce().granted());
+            AcquireRequest r = request("lost-answer", Duration.ofSeconds(30));
+            AcquireAttempt attempt = backend.newAttempt(r);
+            server.pause();
+            try {
+                assertThrowsWithin(LockBackendException.class, FAIL_BOUND, attempt::tryOnce);
+            } finally {
+                server.resume();
+            }
+            // the stopped server still had the request in its socket buffer: it runs it on resume
+            await("the server ran the acquire whose answer was lost", Duration.ofSeconds(5),
+                    () -> jedis.exists("dlock:lock:lost-answer"));
+            assertTrue(jedis.get("dlock:lock:lost-answer").startsWith(r.ownerId() + ":"));
+            attempt.abandon();
+            assertFalse(jedis.exists("dlock:lock:lost-answer"), "abandon() released the grant nobody received");
+            attempt.abandon(); // idempotent
+        } finally {
+            backend.close();
+        }
+    }
+
+    @Test
+    void waitersAreWokenWhenThePubSubConnectionBreaksAndNotificationsResumeAfterARestart() throws Exception {
+        LockBackend holder = openBackend(server.uri(), OP_TIMEOUT);
+        LockBackend waiter = openBackend(server.uri(), OP_TIMEOUT);
+        try {
+            assertTrue(holder.newAttempt(request("failover", Duration.ofSeconds(30))).tryOnce().granted());
+            AcquireAttempt attempt = waiter.newAttempt(request("failover", Duration.ofSeconds(30)));
+            assertFalse(attempt.tryOnce().granted());
+            attempt.awaitTurn(Duration.ofSeconds(10)); // subscribed
+            assertFalse(attempt.tryOnce().granted());
+
+            server.kill(); // the lock dies with the data, and no release is ever published
+            long t0 = System.nanoTime();
+            attempt.awaitTurn(Duration.ofSeconds(20));
+            long woke = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            // the broken pub/sub connection wakes the waiter so that it polls; 20 s otherwise
+            assertTrue(woke < 5000, "woken " + woke + " ms after the pub/sub connection broke");
+            server.restart();
+            assertTrue(attempt.tryOnce().granted(), "the restarted server lost the lock: it is free");
+
+            // the waiter's pub/sub connection is made again on its next wait (at most once a second)
+            AcquireRequest rh = request("after-restart", Duration.ofSeconds(30));
+            io.dlock.spi.AttemptResult gh = holder.newAttempt(rh).tryOnce();
+            assertTrue(gh.granted());
+            AcquireAttempt next = waiter.newAttempt(request("after-restart", Duration.ofSeconds(30)));
+            assertFalse(next.tryOnce().granted());
+            next.awaitTurn(Duration.ofSeconds(10));
+            assertFalse(next.tryOnce().granted());
+            long[] releasedAt = new long[1];
+            Thread releaser = new Thread(() -> {
+                TestSupport.sleep(300);
+                holder.release(new TestSupport.Held(rh.name(), rh.ownerId(), gh.fencingToken(), rh.leaseTime(),
+                        gh.state()));
+                releasedAt[0] = System.nanoTime();
+            });
+            releaser.start();
+            next.awaitTurn(Duration.ofSeconds(20)); // only a notice can end this wait early
+            long wokeAt = System.nanoTime();
+            releaser.join();
+            long afterRelease = TimeUnit.NANOSECONDS.toMillis(wokeAt - releasedAt[0]);
+            // generous bound for a loaded machine; without a notice the wait would last 20 s
+            assertTrue(afterRelease < 1000, "woken " + afterRelease + " ms after the release");
+            assertTrue(next.tryOnce().granted());
+        } finally {
+            holder.close();
+            waiter.close();
+        }
+    }
+}
