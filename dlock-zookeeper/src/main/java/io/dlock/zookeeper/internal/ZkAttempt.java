@@ -1,0 +1,257 @@
+package io.dlock.zookeeper.internal;
+
+import io.dlock.LockBackendException;
+import io.dlock.spi.AcquireAttempt;
+import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.AttemptResult;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One acquisition: a place in the lock's queue. The first {@link #tryOnce()} creates the
+ * ephemeral sequential node (its creation zxid, read from the create's answer, is the token if it
+ * wins); every call then lists the queue and grants if the node is first. {@link #awaitTurn}
+ * watches only the immediate predecessor, so a release wakes one waiter, not the herd.
+ * {@link #abandon()} deletes the node. Used by one thread at a time.
+ */
+final class ZkAttempt implements AcquireAttempt {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ZkAttempt.class);
+
+    private final ZkBackend b;
+    private final AcquireRequest request;
+    private final String parent;
+    private final String nodePrefix;
+    private final Semaphore signal = new Semaphore(0);
+    private final Watcher watcher = event -> signal.release();
+    private String path; // our node, once created
+    private long czxid;
+    private boolean createUncertain; // a create was sent and its answer never came
+    private String predecessor; // the node we wait for, after a busy answer
+    private String watched; // where our watcher is registered
+    private volatile boolean abandoned;
+
+    ZkAttempt(ZkBackend backend, AcquireRequest request) {
+        this.b = backend;
+        this.request = request;
+        this.parent = backend.parentPath(request.name());
+        this.nodePrefix = LockNode.namePrefix(request.ownerId());
+    }
+
+    @Override
+    public AttemptResult tryOnce() {
+        String name = request.name();
+        b.ensureOpen(name);
+        if (request.leaseTime().compareTo(b.sessionTimeout()) > 0) {
+            throw new LockBackendException("lease time " + request.leaseTime() + " exceeds the ZooKeeper session timeout "
+                    + b.sessionTimeout() + " now negotiated; a lease may not outlast its session", name, null);
+        }
+        b.attemptStarted(this);
+        long epochAtStart = b.epoch();
+        long deadline = b.calls.deadline();
+        List<String> children;
+        if (path == null) {
+            create(deadline);
+            children = list(deadline, false);
+        } else {
+            children = list(deadline, true);
+            if (!children.contains(ZkBackend.nodeOf(path))) {
+                // our node is gone: the session that owned it ended; queue again
+                LOG.debug("dlock: lock node {} vanished (session ended); queueing again", path);
+                path = null;
+                create(deadline);
+                children = list(deadline, false);
+            }
+        }
+        String mine = ZkBackend.nodeOf(path);
+        List<LockNode> queue = LockNode.queue(children);
+        LockNode previous = null;
+        boolean found = false;
+        for (LockNode node : queue) {
+            if (node.name.equals(mine)) {
+                found = true;
+                break;
+            }
+            if (node.name.startsWith(nodePrefix)) {
+                // a second node of ours (it cannot happen without retries, but never wait for ourselves)
+                b.janitor.deletePath(parent, parent + "/" + node.name);
+                continue;
+            }
+            previous = node;
+        }
+        if (!found) {
+            // the listing did not show the node we just created: the session changed under us
+            throw new LockBackendException("the ZooKeeper session changed during an acquire attempt", name, null);
+        }
+        if (previous == null) {
+            ZkGrant grant = new ZkGrant(name, path, czxid, epochAtStart);
+            if (b.recordGrant(grant, epochAtStart)) {
+                predecessor = null;
+                return AttemptResult.granted(czxid, grant);
+            }
+            // the connection was suspended meanwhile: a grant now could be reported lost already; look again
+            predecessor = null;
+            return AttemptResult.busy(Duration.ZERO);
+        }
+        predecessor = parent + "/" + previous.name;
+        return AttemptResult.busy();
+    }
+
+    private void create(long deadline) {
+        String name = request.name();
+        byte[] data = request.ownerId().getBytes(StandardCharsets.UTF_8);
+        CompletableFuture<CuratorEvent> f = b.calls.start(cb -> b.cf.create()
+                .creatingParentContainersIfNeeded()
+                .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                .inBackground(cb)
+                .forPath(parent + "/" + nodePrefix, data));
+        CuratorEvent e;
+        try {
+            e = b.calls.await(f, deadline, "create", name);
+        } catch (LockBackendException ex) {
+            createUncertain = true;
+            throw ex;
+        }
+        KeeperException.Code code = Calls.code(e);
+        if (code != KeeperException.Code.OK) {
+            if (code != KeeperException.Code.NONODE && code != KeeperException.Code.NOAUTH
+                    && code != KeeperException.Code.INVALIDACL && code != KeeperException.Code.BADARGUMENTS) {
+                createUncertain = true;
+            }
+            throw Calls.failure("create", name, code);
+        }
+        String created = e.getName() != null ? e.getName() : e.getPath();
+        Stat stat = e.getStat();
+        path = parent + "/" + ZkBackend.nodeOf(created);
+        if (stat != null && stat.getCzxid() > 0) {
+            czxid = stat.getCzxid();
+        } else {
+            CuratorEvent exists = b.calls.awaitOk(b.calls.start(cb -> b.cf.checkExists().inBackground(cb).forPath(path)),
+                    deadline, "read of the new lock node", name);
+            if (exists.getStat() == null) {
+                throw new LockBackendException("the new lock node vanished at once", name, null);
+            }
+            czxid = exists.getStat().getCzxid();
+        }
+    }
+
+    /** Lists the queue; after a {@code sync} when {@code fresh}, so the answer is not behind the leader. */
+    private List<String> list(long deadline, boolean fresh) {
+        String name = request.name();
+        CompletableFuture<CuratorEvent> sync = fresh ? b.calls.start(cb -> b.cf.sync().inBackground(cb).forPath(parent)) : null;
+        CompletableFuture<CuratorEvent> f = b.calls.start(cb -> b.cf.getChildren().inBackground(cb).forPath(parent));
+        if (sync != null) {
+            KeeperException.Code code = Calls.code(b.calls.await(sync, deadline, "sync", name));
+            if (code != KeeperException.Code.OK && code != KeeperException.Code.NONODE) {
+                throw Calls.failure("sync", name, code);
+            }
+        }
+        CuratorEvent e = b.calls.await(f, deadline, "listing", name);
+        KeeperException.Code code = Calls.code(e);
+        if (code == KeeperException.Code.NONODE) {
+            return List.of();
+        }
+        if (code != KeeperException.Code.OK) {
+            throw Calls.failure("listing", name, code);
+        }
+        return e.getChildren();
+    }
+
+    @Override
+    public void awaitTurn(Duration maxWait) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        long deadline = System.nanoTime() + Calls.saturatedNanos(maxWait);
+        String pred = predecessor;
+        if (pred == null || abandoned || b.calls.isClosed()) {
+            return;
+        }
+        signal.drainPermits();
+        CompletableFuture<CuratorEvent> f = b.calls.start(cb -> b.cf.checkExists().usingWatcher(watcher)
+                .inBackground(cb).forPath(pred));
+        watched = pred;
+        CuratorEvent e;
+        try {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            e = f.get(left, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException | ExecutionException ex) {
+            return; // the next attempt finds out what is wrong
+        }
+        if (Calls.code(e) != KeeperException.Code.OK || e.getStat() == null) {
+            return; // the predecessor is gone already, or the check failed: try again now
+        }
+        long left = deadline - System.nanoTime();
+        if (left > 0) {
+            signal.tryAcquire(left, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** Wakes a waiting {@link #awaitTurn}: the connection changed. */
+    void wake() {
+        signal.release();
+    }
+
+    @Override
+    public void abandon() {
+        abandoned = true;
+        b.attemptEnded(this);
+        try {
+            removeWatch();
+            if (createUncertain) {
+                b.janitor.sweep(parent, nodePrefix);
+            }
+            if (path == null) {
+                return;
+            }
+            String node = path;
+            if (b.calls.isClosed()) {
+                return; // closing the session deletes it
+            }
+            KeeperException.Code code;
+            try {
+                code = Calls.code(b.calls.await(b.calls.start(cb -> b.cf.delete().inBackground(cb).forPath(node)),
+                        b.calls.deadline(), "delete", request.name()));
+            } catch (LockBackendException e) {
+                code = null;
+            }
+            if (code != KeeperException.Code.OK && code != KeeperException.Code.NONODE) {
+                LOG.debug("dlock: could not delete abandoned lock node {} ({}); will retry", node, code);
+                b.janitor.deletePath(parent, node);
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("dlock: abandoning an acquire attempt on lock '{}' failed", request.name(), e);
+            if (path != null) {
+                b.janitor.deletePath(parent, path);
+            }
+        }
+    }
+
+    private void removeWatch() {
+        String w = watched;
+        if (w == null || b.calls.isClosed()) {
+            return;
+        }
+        try {
+            b.cf.watchers().remove(watcher).ofType(Watcher.WatcherType.Any).locally().quietly().inBackground().forPath(w);
+        } catch (Exception e) {
+            LOG.debug("dlock: could not remove a watch on {}", w, e);
+        }
+    }
+}

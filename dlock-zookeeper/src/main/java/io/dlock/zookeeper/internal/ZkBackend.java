@@ -1,0 +1,458 @@
+package io.dlock.zookeeper.internal;
+
+import io.dlock.Capability;
+import io.dlock.LockBackendException;
+import io.dlock.LockHolder;
+import io.dlock.LostReason;
+import io.dlock.spi.AcquireAttempt;
+import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.BackendContext;
+import io.dlock.spi.HeldLock;
+import io.dlock.spi.LockBackend;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.ACLProvider;
+import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.ACL;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The ZooKeeper {@link LockBackend}: one Curator client, hence one ZooKeeper session, per dlock
+ * client. A lock is a queue of ephemeral sequential nodes
+ * {@code [/chroot]/<prefix>/<encoded name>/lock-<owner id>-<sequence>} under a container parent;
+ * the lowest node holds the lock, each waiter watches only its predecessor, and the fencing token
+ * is the winning node's creation zxid.
+ *
+ * <p><b>The lease is the session.</b> The negotiated session timeout is the longest lease time
+ * ({@link #maximumLeaseTime()}). When the connection is suspended or the session lost, every lease
+ * of this client is reported lost at once, and for good: a lease reported lost is never valid
+ * again, even if the connection comes back within the session. Its node, which would survive such
+ * a reconnection, is deleted as soon as the connection is back, so the lock passes to the next
+ * waiter rather than staying with a holder that was told it lost it.
+ *
+ * <p>Thread-safe. Every call returns or throws {@link LockBackendException} within the operation
+ * timeout: operations run in Curator's background mode and are waited for with our own deadline.
+ */
+public final class ZkBackend implements LockBackend {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ZkBackend.class);
+    private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(
+            Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.FAIR, Capability.HOLDER_QUERY,
+            Capability.SURVIVES_SERVER_FAILOVER));
+
+    final ZkConfig config;
+    final BackendContext context;
+    final CuratorFramework cf;
+    final Calls calls;
+    final Janitor janitor;
+    private final ExecutorService runSafe;
+    private final Object stateLock = new Object();
+    private long epoch; // guarded by stateLock; bumped on every suspension or loss of the session
+    private final Map<String, ZkGrant> granted = new HashMap<>(); // guarded by stateLock; path -> grant
+    private final Set<ZkAttempt> attempts = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile int sessionTimeoutMs;
+
+    private ZkBackend(ZkConfig config, BackendContext context, CuratorFramework cf, Calls calls,
+                      ExecutorService runSafe) {
+        this.config = config;
+        this.context = context;
+        this.cf = cf;
+        this.calls = calls;
+        this.runSafe = runSafe;
+        this.sessionTimeoutMs = (int) config.sessionTimeout.toMillis();
+        this.janitor = new Janitor(cf, calls, this::isConnected, context.threadFactory(),
+                TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs));
+    }
+
+    /**
+     * Connects to the ensemble named by the context's URI and waits, at most the operation
+     * timeout, for a session.
+     *
+     * @param context the client's context
+     * @return the connected backend
+     * @throws IllegalArgumentException if the URI is invalid (naming the part)
+     * @throws LockBackendException if no session could be established within the operation timeout
+     */
+    public static ZkBackend open(BackendContext context) {
+        ZkConfig config = ZkConfig.from(context.uri());
+        Duration timeout = context.operationTimeout();
+        int timeoutMs = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+        ExecutorService runSafe = new ThreadPoolExecutor(0, 1, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                context.threadFactory());
+        CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
+                .connectString(config.connectString)
+                .sessionTimeoutMs((int) config.sessionTimeout.toMillis())
+                .connectionTimeoutMs(timeoutMs)
+                // no retries inside Curator: the core retries, and a blind retry of a create could queue twice
+                .retryPolicy(new RetryNTimes(0, 0))
+                .threadFactory(context.threadFactory())
+                .runSafeService(runSafe)
+                // the ensemble tracker would replace the configured addresses with the servers' own
+                .ensembleTracker(false)
+                .waitForShutdownTimeoutMs(timeoutMs)
+                .maxCloseWaitMs(timeoutMs)
+                .aclProvider(aclProvider(config));
+        if (config.hasCredentials()) {
+            builder.authorization("digest", (config.user + ":" + config.password).getBytes(StandardCharsets.UTF_8));
+        }
+        CuratorFramework cf = builder.build();
+        ZkBackend backend = new ZkBackend(config, context, cf, new Calls(timeout), runSafe);
+        cf.getConnectionStateListenable().addListener((client, state) -> backend.stateChanged(state));
+        boolean connected;
+        try {
+            cf.start();
+            connected = cf.blockUntilConnected(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            backend.close();
+            throw new LockBackendException("interrupted while connecting to ZooKeeper at " + config.connectString,
+                    null, e);
+        } catch (RuntimeException e) {
+            backend.close();
+            throw new LockBackendException("could not start a ZooKeeper client for " + config.connectString + ": "
+                    + e.getMessage(), null, e);
+        }
+        if (!connected) {
+            backend.close();
+            throw new LockBackendException("could not connect to ZooKeeper at " + config.connectString
+                    + " within the operation timeout of " + timeout, null, null);
+        }
+        backend.refreshSession();
+        LOG.debug("dlock: connected to ZooKeeper at {}, session timeout {} ms", config.connectString,
+                backend.sessionTimeoutMs);
+        return backend;
+    }
+
+    /** Lock nodes and the parents dlock creates: with credentials, all rights for us and read for the world. */
+    private static ACLProvider aclProvider(ZkConfig config) {
+        List<ACL> acl;
+        if (config.hasCredentials()) {
+            // not List.of: ZooKeeper checks acl.contains(null), which an immutable list rejects
+            acl = Collections.unmodifiableList(Arrays.asList(new ACL(ZooDefs.Perms.ALL, ZooDefs.Ids.AUTH_IDS),
+                    new ACL(ZooDefs.Perms.READ, ZooDefs.Ids.ANYONE_ID_UNSAFE)));
+        } else {
+            acl = ZooDefs.Ids.OPEN_ACL_UNSAFE;
+        }
+        return new ACLProvider() {
+            @Override
+            public List<ACL> getDefaultAcl() {
+                return acl;
+            }
+
+            @Override
+            public List<ACL> getAclForPath(String path) {
+                return acl;
+            }
+        };
+    }
+
+    // ---- connection state: the lease is the session ----
+
+    private void stateChanged(ConnectionState state) {
+        switch (state) {
+            case CONNECTED:
+            case RECONNECTED:
+                refreshSession();
+                janitor.kick(0);
+                wakeAttempts();
+                break;
+            case SUSPENDED:
+            case LOST:
+            case READ_ONLY:
+                suspended(state);
+                break;
+            default:
+                break;
+        }
+    }
+
+    /** Every lease of this client is lost, for good; their nodes are deleted once we can. */
+    private void suspended(ConnectionState state) {
+        List<ZkGrant> lost;
+        synchronized (stateLock) {
+            epoch++;
+            lost = new ArrayList<>(granted.values());
+            granted.clear();
+        }
+        for (ZkGrant g : lost) {
+            janitor.deletePath(parentOf(g.path), g.path);
+        }
+        if (closed.get()) {
+            return;
+        }
+        if (!lost.isEmpty()) {
+            LOG.warn("dlock: ZooKeeper connection {} ({}): reporting {} held lease(s) lost", state,
+                    config.shown, lost.size());
+        }
+        context.events().allLeasesLost(LostReason.SESSION_LOST);
+        wakeAttempts();
+    }
+
+    private void refreshSession() {
+        try {
+            int negotiated = cf.getZookeeperClient().getZooKeeper().getSessionTimeout();
+            if (negotiated > 0) {
+                sessionTimeoutMs = negotiated;
+                janitor.sweepKeep(TimeUnit.MILLISECONDS.toNanos(2L * negotiated));
+            }
+        } catch (Exception e) {
+            LOG.debug("dlock: could not read the ZooKeeper session timeout", e);
+        }
+    }
+
+    boolean isConnected() {
+        return !closed.get() && cf.getZookeeperClient().isConnected();
+    }
+
+    long epoch() {
+        synchronized (stateLock) {
+            return epoch;
+        }
+    }
+
+    /**
+     * Records a grant unless the connection was suspended since {@code epochAtStart} or is down now.
+     *
+     * @return false if the grant must not be made
+     */
+    boolean recordGrant(ZkGrant grant, long epochAtStart) {
+        synchronized (stateLock) {
+            if (epoch != epochAtStart || !isConnected()) {
+                return false;
+            }
+            granted.put(grant.path, grant);
+            return true;
+        }
+    }
+
+    void attemptStarted(ZkAttempt a) {
+        attempts.add(a);
+    }
+
+    void attemptEnded(ZkAttempt a) {
+        attempts.remove(a);
+    }
+
+    private void wakeAttempts() {
+        for (ZkAttempt a : attempts) {
+            a.wake();
+        }
+    }
+
+    Duration sessionTimeout() {
+        return Duration.ofMillis(sessionTimeoutMs);
+    }
+
+    /** @return the parent node of a lock name's queue */
+    String parentPath(String name) {
+        return config.basePath + "/" + NameCodec.encode(name);
+    }
+
+    static String parentOf(String path) {
+        return path.substring(0, path.lastIndexOf('/'));
+    }
+
+    static String nodeOf(String path) {
+        return path.substring(path.lastIndexOf('/') + 1);
+    }
+
+    void ensureOpen(String lockName) {
+        if (closed.get()) {
+            throw new LockBackendException("the ZooKeeper backend is closed", lockName, null);
+        }
+    }
+
+    // ---- LockBackend ----
+
+    @Override
+    public Set<Capability> capabilities() {
+        return CAPABILITIES;
+    }
+
+    /**
+     * The negotiated session timeout: a holder's validity must never outlast the session that
+     * keeps its node.
+     */
+    @Override
+    public Duration maximumLeaseTime() {
+        return sessionTimeout();
+    }
+
+    @Override
+    public AcquireAttempt newAttempt(AcquireRequest request) {
+        return new ZkAttempt(this, request);
+    }
+
+    /**
+     * One round trip: a {@code sync} (which the leader answers only for a live session, and which
+     * keeps a follower cut off from its leader from vouching for us) pipelined with an
+     * {@code exists} per node; a node that is gone, or is not the one granted, is not renewed.
+     */
+    @Override
+    public boolean[] renew(List<? extends HeldLock> locks) {
+        ensureOpen(null);
+        int n = locks.size();
+        boolean[] out = new boolean[n];
+        if (n == 0) {
+            return out;
+        }
+        long deadline = calls.deadline();
+        long currentEpoch = epoch();
+        CompletableFuture<CuratorEvent> sync = calls.start(cb -> cf.sync().inBackground(cb).forPath("/"));
+        List<CompletableFuture<CuratorEvent>> checks = new ArrayList<>(n);
+        for (HeldLock lock : locks) {
+            ZkGrant g = lock.backendState() instanceof ZkGrant ? (ZkGrant) lock.backendState() : null;
+            if (g == null || g.epoch != currentEpoch) {
+                checks.add(null);
+            } else {
+                checks.add(calls.start(cb -> cf.checkExists().inBackground(cb).forPath(g.path)));
+            }
+        }
+        calls.awaitOk(sync, deadline, "sync", n == 1 ? locks.get(0).name() : null);
+        for (int i = 0; i < n; i++) {
+            HeldLock lock = locks.get(i);
+            CompletableFuture<CuratorEvent> check = checks.get(i);
+            if (check == null) {
+                // granted before a suspension: reported lost then, or it raced with the report
+                context.events().leaseLost(lock, LostReason.SESSION_LOST);
+                out[i] = false;
+                continue;
+            }
+            ZkGrant g = (ZkGrant) lock.backendState();
+            CuratorEvent e = calls.await(check, deadline, "renewal check", lock.name());
+            KeeperException.Code code = Calls.code(e);
+            if (code == KeeperException.Code.OK) {
+                Stat stat = e.getStat();
+                out[i] = stat != null && stat.getCzxid() == g.czxid;
+            } else if (code == KeeperException.Code.NONODE) {
+                out[i] = false;
+            } else {
+                throw Calls.failure("renewal check", lock.name(), code);
+            }
+        }
+        return out;
+    }
+
+    /** Deletes the grant's own node (its path holds the owner id, so it is never another grant's). */
+    @Override
+    public boolean release(HeldLock lock) {
+        ZkGrant g = lock.backendState() instanceof ZkGrant ? (ZkGrant) lock.backendState() : null;
+        if (g == null) {
+            return false;
+        }
+        synchronized (stateLock) {
+            granted.remove(g.path);
+        }
+        ensureOpen(lock.name());
+        long deadline = calls.deadline();
+        CompletableFuture<CuratorEvent> f = calls.start(cb -> cf.delete().inBackground(cb).forPath(g.path));
+        KeeperException.Code code;
+        try {
+            code = Calls.code(calls.await(f, deadline, "delete", lock.name()));
+        } catch (LockBackendException e) {
+            janitor.deletePath(parentOf(g.path), g.path);
+            throw e;
+        }
+        if (code == KeeperException.Code.OK) {
+            janitor.forget(g.path);
+            return true;
+        }
+        if (code == KeeperException.Code.NONODE) {
+            janitor.forget(g.path);
+            return false;
+        }
+        janitor.deletePath(parentOf(g.path), g.path);
+        throw Calls.failure("delete", lock.name(), code);
+    }
+
+    /** The lowest node of the queue: its owner id (the node's data) and creation zxid. */
+    @Override
+    public Optional<LockHolder> holder(String name) {
+        ensureOpen(name);
+        long deadline = calls.deadline();
+        String parent = parentPath(name);
+        while (true) {
+            CuratorEvent listing = calls.await(calls.start(cb -> cf.getChildren().inBackground(cb).forPath(parent)),
+                    deadline, "listing", name);
+            KeeperException.Code code = Calls.code(listing);
+            if (code == KeeperException.Code.NONODE) {
+                return Optional.empty();
+            }
+            if (code != KeeperException.Code.OK) {
+                throw Calls.failure("listing", name, code);
+            }
+            List<LockNode> queue = LockNode.queue(listing.getChildren());
+            if (queue.isEmpty()) {
+                return Optional.empty();
+            }
+            LockNode first = queue.get(0);
+            String path = parent + "/" + first.name;
+            CuratorEvent data = calls.await(calls.start(cb -> cf.getData().inBackground(cb).forPath(path)),
+                    deadline, "read", name);
+            code = Calls.code(data);
+            if (code == KeeperException.Code.NONODE) {
+                continue; // released meanwhile: look again, within the deadline
+            }
+            if (code != KeeperException.Code.OK) {
+                throw Calls.failure("read", name, code);
+            }
+            byte[] bytes = data.getData();
+            String owner = bytes == null || bytes.length == 0 ? first.ownerId : new String(bytes, StandardCharsets.UTF_8);
+            return Optional.of(new LockHolder(name, owner, data.getStat().getCzxid(), null));
+        }
+    }
+
+    /** Closes the session (the server deletes its ephemeral nodes) and stops every thread. */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        calls.close();
+        wakeAttempts();
+        janitor.close();
+        try {
+            cf.close();
+        } catch (RuntimeException e) {
+            LOG.warn("dlock: closing the ZooKeeper client failed", e);
+        }
+        runSafe.shutdownNow();
+        try {
+            if (!runSafe.awaitTermination(calls.timeout().toMillis() + 1000, TimeUnit.MILLISECONDS)) {
+                LOG.warn("dlock: a ZooKeeper notification thread did not stop");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ZkBackend{" + config.shown + (closed.get() ? ", closed" : "") + "}";
+    }
+}

@@ -1,0 +1,4 @@
+/**
+ * Internals of the ZooKeeper backend; not for use outside dlock.
+ */
+package io.dlock.zookeeper.internal;

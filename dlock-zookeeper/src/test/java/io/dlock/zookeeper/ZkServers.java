@@ -1,0 +1,106 @@
+package io.dlock.zookeeper;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingCluster;
+import org.apache.curator.test.TestingServer;
+
+/** Embedded ZooKeeper servers for tests, on free loopback ports, with a short tick. */
+final class ZkServers {
+
+    /**
+     * 200 ms: sessions may then last from 0.4 s (2 ticks) to 4 s (20 ticks), so tests can use
+     * sessions of about 2-3 s and still expire them quickly.
+     */
+    static final int TICK_MS = 200;
+
+    private ZkServers() { }
+
+    static {
+        // check for empty container nodes every 500 ms instead of every minute, so tests see the clean-up
+        System.setProperty("znode.container.checkIntervalMs", "500");
+    }
+
+    /** Starts a standalone server. */
+    static TestingServer standalone() {
+        try {
+            return new TestingServer(spec(-1), true);
+        } catch (Exception e) {
+            throw new IllegalStateException("could not start an embedded ZooKeeper server", e);
+        }
+    }
+
+    /** Starts an ensemble of {@code n} members. */
+    static TestingCluster cluster(int n) {
+        List<InstanceSpec> specs = new ArrayList<>();
+        for (int i = 1; i <= n; i++) {
+            specs.add(spec(i));
+        }
+        TestingCluster cluster = new TestingCluster(specs);
+        try {
+            cluster.start();
+        } catch (Exception e) {
+            try {
+                cluster.close();
+            } catch (IOException ignored) {
+                // best effort
+            }
+            throw new IllegalStateException("could not start an embedded ZooKeeper ensemble", e);
+        }
+        return cluster;
+    }
+
+    private static InstanceSpec spec(int serverId) {
+        Map<String, Object> props = new HashMap<>();
+        // a follower that loses its leader drops its clients after syncLimit ticks: keep that below the session
+        props.put("syncLimit", "3");
+        props.put("initLimit", "10");
+        props.put("admin.enableServer", "false");
+        return new InstanceSpec(null, -1, -1, -1, true, serverId, TICK_MS, -1, props, "127.0.0.1");
+    }
+
+    /** @return the member that leads now (asked with the {@code srvr} command), or null during an election */
+    static InstanceSpec leader(TestingCluster cluster) {
+        for (InstanceSpec spec : cluster.getInstances()) {
+            if (srvr(spec.getPort()).contains("Mode: leader")) {
+                return spec;
+            }
+        }
+        return null;
+    }
+
+    /** @return the answer of a server to the {@code srvr} four-letter command, or "" if it does not answer */
+    static String srvr(int port) {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress("127.0.0.1", port), 1000);
+            s.setSoTimeout(2000);
+            s.getOutputStream().write("srvr".getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            return new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    static InetSocketAddress address(InstanceSpec spec) {
+        return new InetSocketAddress("127.0.0.1", spec.getPort());
+    }
+
+    /** @return a loopback port on which nothing listens (it was free a moment ago) */
+    static int closedPort() {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
