@@ -1,0 +1,116 @@
+package io.dlock.redis;
+
+import static io.dlock.redis.TestSupport.assertThrowsWithin;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dlock.Lease;
+import io.dlock.LockBackendException;
+import io.dlock.LockClient;
+import io.dlock.LockClientConfig;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Credentials against a redis-server with {@code requirepass} and an ACL user: the right ones
+ * work, wrong or missing ones fail with {@link LockBackendException}, and the password never shows
+ * in a message, a {@code toString()} or a stack trace.
+ */
+class RedisAuthTest {
+
+    private static final String PASSWORD = "Sup3r-Secret-pw";
+    private static final String ALICE_PASSWORD = "al!ce p@ss:w/rd%";
+    private static final Duration FAIL_BOUND = Duration.ofMillis(2500);
+
+    private static RedisServer server;
+
+    @BeforeAll
+    static void start() {
+        server = RedisServer.start(List.of("--requirepass", PASSWORD,
+                "--user", "alice", "on", ">" + ALICE_PASSWORD, "~*", "&*", "+@all"));
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    private static String uri(String userInfo) {
+        return "redis://" + userInfo + "@" + RedisServer.HOST + ":" + server.port();
+    }
+
+    private static LockClient open(String uri) {
+        return LockClient.open(LockClientConfig.builder(uri).operationTimeout(Duration.ofSeconds(1)).build());
+    }
+
+    private static void assertWorks(String uri) throws InterruptedException {
+        try (LockClient c = open(uri)) {
+            Lease lease = c.lock("auth").tryAcquire(Duration.ofSeconds(2)).orElseThrow();
+            assertEquals(lease.ownerId(), c.holder("auth").orElseThrow().ownerId());
+            lease.release();
+        }
+    }
+
+    private static String everything(Throwable e) {
+        StringWriter w = new StringWriter();
+        e.printStackTrace(new PrintWriter(w));
+        return w.toString();
+    }
+
+    @Test
+    void rightPasswordWorks() throws Exception {
+        assertWorks(uri(":" + PASSWORD));
+        assertWorks(uri("default:" + PASSWORD));
+    }
+
+    @Test
+    void aclUserWithAPercentEncodedPasswordWorks() throws Exception {
+        assertWorks(uri("alice:" + URLEncoder.encode(ALICE_PASSWORD, StandardCharsets.UTF_8).replace("+", "%20")));
+    }
+
+    @Test
+    void wrongPasswordFailsWithoutShowingIt() {
+        String wrong = "Wr0ng-Secret-pw";
+        try (LockClient c = open(uri(":" + wrong))) {
+            assertFalse(c.toString().contains(wrong), c.toString());
+            assertFalse(c.config().toString().contains(wrong), c.config().toString());
+            LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                    () -> c.lock("auth").tryAcquire(Duration.ofSeconds(5)));
+            assertTrue(e.getMessage().contains("rejected the credentials"), e.getMessage());
+            assertTrue(e.getMessage().contains("check the user and password"), e.getMessage());
+            assertFalse(everything(e).contains(wrong), everything(e));
+            assertFalse(everything(e).contains(PASSWORD));
+        }
+        try (LockClient c = open(uri("alice:" + wrong))) {
+            LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND, () -> c.holder("auth"));
+            assertFalse(everything(e).contains(wrong), everything(e));
+        }
+    }
+
+    @Test
+    void missingPasswordSaysAuthenticationIsRequired() {
+        try (LockClient c = open("redis://" + RedisServer.HOST + ":" + server.port())) {
+            LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                    () -> c.lock("auth").tryAcquire(Duration.ofSeconds(5)));
+            assertTrue(e.getMessage().contains("requires authentication"), e.getMessage());
+        }
+    }
+
+    @Test
+    void theUriWithItsPasswordIsRedactedInToString() {
+        try (LockClient c = open(uri("alice:" + PASSWORD))) {
+            assertFalse(c.toString().contains(PASSWORD), c.toString());
+            assertTrue(c.toString().contains("alice:***"), c.toString());
+        }
+    }
+}

@@ -1,0 +1,100 @@
+package io.dlock.redis;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dlock.Capability;
+import io.dlock.LockClient;
+import io.dlock.LockClientConfig;
+import io.dlock.spi.BackendContext;
+import io.dlock.spi.BackendUri;
+import io.dlock.spi.LockBackend;
+import java.time.Duration;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** URI parsing: what is accepted (with no I/O), and what is rejected naming the part, never the password. */
+class RedisUriTest {
+
+    private static final String SECRET = "t0p-s3cret";
+
+    private static LockBackend open(String uri) {
+        return TestSupport.openBackend(uri, Duration.ofSeconds(1));
+    }
+
+    private static void assertRejected(String uri, String part) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> open(uri), uri);
+        assertTrue(e.getMessage().contains(part), "'" + part + "' not named in: " + e.getMessage());
+        assertFalse(e.getMessage().contains(SECRET), e.getMessage());
+    }
+
+    @Test
+    void providerNamesItsSchemes() {
+        RedisLockProvider p = new RedisLockProvider();
+        assertEquals("redis", p.name());
+        assertEquals(Set.of("redis", "rediss"), p.schemes());
+    }
+
+    @Test
+    void acceptsRedisAndRedissWithoutConnecting() {
+        // nothing listens on port 1: opening must not touch the server
+        for (String uri : new String[] {"redis://127.0.0.1:1", "rediss://127.0.0.1:1", "redis://localhost",
+                "redis://u:" + SECRET + "@127.0.0.1:1/15?prefix=app:&poolSize=4", "redis://:" + SECRET + "@[::1]:1/",
+                "REDIS://127.0.0.1:1"}) {
+            LockBackend b = open(uri);
+            try {
+                assertEquals(Set.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY),
+                        b.capabilities());
+                assertFalse(b.toString().contains(SECRET), b.toString());
+            } finally {
+                b.close();
+            }
+        }
+    }
+
+    @Test
+    void rejectsBadPartsNamingThem() {
+        assertRejected("redis://", "host");
+        assertRejected("redis://h1:6379,h2:6379", "host");
+        assertRejected("redis://127.0.0.1:0", "port");
+        assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379/x", "database");
+        assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379/-1", "database");
+        assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379/1/2", "database");
+        assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379?prefix=", "prefix");
+        assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379?poolSize=0", "poolSize");
+        assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379?poolSize=many", "poolSize");
+        assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379?prefx=a", "prefx");
+        assertRejected("redis://alice@127.0.0.1:6379", "user");
+        assertRejected("redis://alice:@127.0.0.1:6379", "password");
+        assertRejected("memcached://127.0.0.1:6379", "scheme");
+    }
+
+    @Test
+    void malformedPortIsRejectedByTheClientWithoutThePassword() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> LockClient.open("redis://u:" + SECRET + "@127.0.0.1:port"));
+        assertTrue(e.getMessage().contains("port"), e.getMessage());
+        assertFalse(e.getMessage().contains(SECRET), e.getMessage());
+    }
+
+    @Test
+    void explicitProviderWorksWithoutServiceLoader() {
+        LockClientConfig config = LockClientConfig.builder("rediss://127.0.0.1:1").build();
+        try (LockClient c = LockClient.open(config, new RedisLockProvider())) {
+            assertTrue(c.capabilities().contains(Capability.FENCING));
+        }
+        assertThrows(IllegalArgumentException.class, () -> RedisLockProvider.withSslSocketFactory(null));
+    }
+
+    @Test
+    void backendContextFromTheSpiIsEnough() {
+        LockClientConfig config = LockClientConfig.builder("redis://127.0.0.1:1").build();
+        LockBackend b = new RedisLockProvider().open(new BackendContext(config, BackendUri.parse(config.uri()),
+                Thread::new, TestSupport.NO_EVENTS));
+        b.close();
+        b.close(); // idempotent
+        assertEquals(Duration.ofMillis(10), b.minimumLeaseTime());
+    }
+}
