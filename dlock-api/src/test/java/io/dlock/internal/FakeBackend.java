@@ -1,0 +1,451 @@
+package io.dlock.internal;
+
+import io.dlock.Capability;
+import io.dlock.LockBackendException;
+import io.dlock.LockHolder;
+import io.dlock.Ticker;
+import io.dlock.spi.AcquireAttempt;
+import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.AttemptResult;
+import io.dlock.spi.BackendContext;
+import io.dlock.spi.HeldLock;
+import io.dlock.spi.LockBackend;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+
+/**
+ * An in-memory backend for unit tests of the core (not a backend under test): one "server" per
+ * instance, whose clock is the client's ticker. It honours the SPI contract: owner-checked
+ * release and renew, server-side expiry after the lease time, tokens strictly increasing. Knobs
+ * make it fail, answer "not owner", block, or take time; counters record what the core did.
+ */
+public final class FakeBackend implements LockBackend {
+
+    /** How {@link AcquireAttempt#awaitTurn} passes the time. */
+    public enum AwaitMode {
+        /** Passes {@code maxWait} through {@link #sleeper} at once (fake time, no real waiting). */
+        ADVANCE,
+        /** Waits in real time until the lock is free, the backend closes, or {@code maxWait} passes. */
+        REAL
+    }
+
+    private static final class Entry {
+        final String owner;
+        final long token;
+        final Object state;
+        long expiresAt;
+
+        Entry(String owner, long token, Object state, long expiresAt) {
+            this.owner = owner;
+            this.token = token;
+            this.state = state;
+            this.expiresAt = expiresAt;
+        }
+    }
+
+    private final Ticker ticker;
+    private final Map<String, Entry> locks = new HashMap<>(); // guarded by this
+    private long lastToken; // guarded by this
+    private int otherOwners; // guarded by this
+
+    // ---- knobs ----
+    public volatile AwaitMode awaitMode = AwaitMode.ADVANCE;
+    /** How ADVANCE mode lets time pass; by default it moves a {@link FakeTicker}. */
+    public volatile Consumer<Duration> sleeper;
+    public volatile Duration tryOnceRtt = Duration.ZERO;
+    public volatile Duration renewRtt = Duration.ZERO;
+    public volatile Supplier<RuntimeException> tryOnceFailure;
+    /** Grant on the server, then throw as if the answer was lost. */
+    public volatile boolean grantThenFail;
+    public volatile Duration busyHint;
+    public volatile CountDownLatch tryOnceGate;
+    public final CountDownLatch tryOnceEntered = new CountDownLatch(1);
+    public volatile CountDownLatch renewGate;
+    public final CountDownLatch renewEntered = new CountDownLatch(1);
+    public volatile boolean renewThrows;
+    public volatile boolean renewAnswersWrongLength;
+    public volatile Predicate<String> renewNotOwner = n -> false;
+    public volatile boolean releaseThrows;
+    /** Like a future-based client: I/O on an interrupted thread fails. */
+    public volatile boolean interruptSensitive;
+    public volatile Runnable onAwaitTurn;
+    public volatile Runnable onTryOnce;
+    public volatile Set<Capability> capabilities = EnumSet.of(Capability.FENCING);
+    public volatile Duration minimumLeaseTime = Duration.ofMillis(10);
+    public volatile Duration maximumLeaseTime = Duration.ofDays(365);
+
+    // ---- records ----
+    public final AtomicInteger tryOnceCalls = new AtomicInteger();
+    public final AtomicInteger awaitTurnCalls = new AtomicInteger();
+    public final AtomicInteger abandonCalls = new AtomicInteger();
+    public final AtomicInteger releaseCalls = new AtomicInteger();
+    public final AtomicInteger releasesThatFreed = new AtomicInteger();
+    public final AtomicInteger stateMismatches = new AtomicInteger();
+    public final List<AcquireRequest> requests = Collections.synchronizedList(new ArrayList<>());
+    public final List<List<String>> renewCalls = Collections.synchronizedList(new ArrayList<>());
+    public final List<Long> renewCallTimes = Collections.synchronizedList(new ArrayList<>());
+    public final List<Duration> awaitTurnWaits = Collections.synchronizedList(new ArrayList<>());
+    public final List<Long> grantedTokens = Collections.synchronizedList(new ArrayList<>());
+    private final ConcurrentHashMap<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
+    public final AtomicInteger maxInFlightPerName = new AtomicInteger();
+    public volatile BackendContext context;
+    public volatile boolean closed;
+    private volatile Thread sessionThread;
+
+    public FakeBackend(Ticker ticker) {
+        this.ticker = ticker;
+        if (ticker instanceof FakeTicker) {
+            FakeTicker fake = (FakeTicker) ticker;
+            this.sleeper = fake::advance;
+        } else {
+            this.awaitMode = AwaitMode.REAL;
+        }
+    }
+
+    /** Remembers the context the core opened this backend with. */
+    public FakeBackend attach(BackendContext ctx) {
+        this.context = ctx;
+        return this;
+    }
+
+    /** Starts a background thread from the core's factory, stopped by {@link #close()}. */
+    public FakeBackend startSessionThread(ThreadFactory factory) {
+        Thread t = factory.newThread(() -> {
+            synchronized (this) {
+                while (!closed) {
+                    try {
+                        wait();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            }
+        });
+        sessionThread = t;
+        t.start();
+        return this;
+    }
+
+    // ---- server state ----
+
+    private long now() {
+        return ticker.nanoTime();
+    }
+
+    private Entry live(String name) { // caller holds this
+        Entry e = locks.get(name);
+        if (e != null && e.expiresAt - now() <= 0) {
+            locks.remove(name);
+            notifyAll();
+            return null;
+        }
+        return e;
+    }
+
+    private synchronized long grant(AcquireRequest r) {
+        if (live(r.name()) != null) {
+            return -1;
+        }
+        long token = ++lastToken;
+        locks.put(r.name(), new Entry(r.ownerId(), token, "state-" + token, now() + r.leaseTime().toNanos()));
+        grantedTokens.add(token);
+        return token;
+    }
+
+    private synchronized boolean releaseIfOwner(String name, String owner) {
+        Entry e = live(name);
+        if (e != null && e.owner.equals(owner)) {
+            locks.remove(name);
+            notifyAll();
+            return true;
+        }
+        return false;
+    }
+
+    /** Another client takes the lock for {@code lease}; returns its token, or -1 if held. */
+    public synchronized long grabAsOther(String name, Duration lease) {
+        if (live(name) != null) {
+            return -1;
+        }
+        long token = ++lastToken;
+        locks.put(name, new Entry("other-" + (++otherOwners), token, null, now() + lease.toNanos()));
+        return token;
+    }
+
+    /** Whoever holds the lock on the server lets it go. */
+    public synchronized void forceFree(String name) {
+        locks.remove(name);
+        notifyAll();
+    }
+
+    /** Another client's hold on the lock ends (this client's never). */
+    public synchronized void releaseOther(String name) {
+        Entry e = locks.get(name);
+        if (e != null && e.owner.startsWith("other-")) {
+            locks.remove(name);
+            notifyAll();
+        }
+    }
+
+    /** @return the owner id holding the lock on the server now, if any */
+    public synchronized Optional<String> serverOwner(String name) {
+        Entry e = live(name);
+        return e == null ? Optional.empty() : Optional.of(e.owner);
+    }
+
+    /** @return how many names are held on the server */
+    public synchronized int serverHeldCount() {
+        int n = 0;
+        for (String name : new ArrayList<>(locks.keySet())) {
+            if (live(name) != null) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private void enter(String name) {
+        int n = inFlight.computeIfAbsent(name, k -> new AtomicInteger()).incrementAndGet();
+        maxInFlightPerName.accumulateAndGet(n, Math::max);
+    }
+
+    private void exit(String name) {
+        inFlight.get(name).decrementAndGet();
+    }
+
+    private void advance(Duration d) {
+        if (!d.isZero()) {
+            ((FakeTicker) ticker).advance(d);
+        }
+    }
+
+    private static void awaitUninterruptibly(CountDownLatch latch) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                latch.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void checkState(HeldLock lock, Entry e) {
+        if (e != null && e.owner.equals(lock.ownerId()) && !java.util.Objects.equals(e.state, lock.backendState())) {
+            stateMismatches.incrementAndGet();
+        }
+    }
+
+    // ---- SPI ----
+
+    @Override
+    public Set<Capability> capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    public Duration minimumLeaseTime() {
+        return minimumLeaseTime;
+    }
+
+    @Override
+    public Duration maximumLeaseTime() {
+        return maximumLeaseTime;
+    }
+
+    @Override
+    public AcquireAttempt newAttempt(AcquireRequest request) {
+        requests.add(request);
+        return new Attempt(request);
+    }
+
+    private final class Attempt implements AcquireAttempt {
+        private final AcquireRequest request;
+
+        Attempt(AcquireRequest request) {
+            this.request = request;
+        }
+
+        @Override
+        public AttemptResult tryOnce() {
+            String name = request.name();
+            enter(name);
+            try {
+                tryOnceCalls.incrementAndGet();
+                CountDownLatch gate = tryOnceGate;
+                if (gate != null) {
+                    tryOnceEntered.countDown();
+                    awaitUninterruptibly(gate);
+                }
+                Runnable hook = onTryOnce;
+                if (hook != null) {
+                    hook.run();
+                }
+                Duration rtt = tryOnceRtt;
+                advance(rtt.dividedBy(2)); // the request travels, the server decides, the answer travels
+                Supplier<RuntimeException> failure = tryOnceFailure;
+                if (failure != null) {
+                    throw failure.get();
+                }
+                long token = grant(request);
+                advance(rtt.minus(rtt.dividedBy(2)));
+                if (grantThenFail) {
+                    throw new LockBackendException("the answer to an acquire of '" + name + "' was lost", name, null);
+                }
+                return token > 0 ? AttemptResult.granted(token, "state-" + token) : AttemptResult.busy(busyHint);
+            } finally {
+                exit(name);
+            }
+        }
+
+        @Override
+        public void awaitTurn(Duration maxWait) throws InterruptedException {
+            String name = request.name();
+            enter(name);
+            try {
+                awaitTurnCalls.incrementAndGet();
+                awaitTurnWaits.add(maxWait);
+                Runnable hook = onAwaitTurn;
+                if (hook != null) {
+                    hook.run();
+                }
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+                if (awaitMode == AwaitMode.ADVANCE) {
+                    sleeper.accept(maxWait);
+                    return;
+                }
+                long end = System.nanoTime() + Math.min(maxWait.toNanos(), Duration.ofSeconds(30).toNanos());
+                synchronized (FakeBackend.this) {
+                    while (!closed && live(name) != null) {
+                        long left = end - System.nanoTime();
+                        if (left <= 0) {
+                            return;
+                        }
+                        FakeBackend.this.wait(Math.max(1, left / 1_000_000));
+                    }
+                }
+            } finally {
+                exit(name);
+            }
+        }
+
+        @Override
+        public void abandon() {
+            abandonCalls.incrementAndGet();
+            if (interruptSensitive && Thread.currentThread().isInterrupted()) {
+                return; // the clean-up request failed at once; best effort, never throws
+            }
+            releaseIfOwner(request.name(), request.ownerId());
+        }
+    }
+
+    @Override
+    public boolean[] renew(List<? extends HeldLock> batch) {
+        List<String> names = new ArrayList<>();
+        for (HeldLock l : batch) {
+            names.add(l.name());
+        }
+        renewCalls.add(names);
+        renewCallTimes.add(now());
+        CountDownLatch gate = renewGate;
+        if (gate != null) {
+            renewEntered.countDown();
+            awaitUninterruptibly(gate);
+        }
+        Duration rtt = renewRtt;
+        advance(rtt.dividedBy(2));
+        if (interruptSensitive && Thread.currentThread().isInterrupted()) {
+            throw new LockBackendException("interrupted", null, null);
+        }
+        if (renewThrows) {
+            throw new LockBackendException("renewal failed (injected)", null, null);
+        }
+        if (renewAnswersWrongLength) {
+            return new boolean[batch.size() + 1];
+        }
+        boolean[] out = new boolean[batch.size()];
+        synchronized (this) {
+            for (int i = 0; i < batch.size(); i++) {
+                HeldLock l = batch.get(i);
+                Entry e = live(l.name());
+                checkState(l, e);
+                if (renewNotOwner.test(l.name()) || e == null || !e.owner.equals(l.ownerId())) {
+                    out[i] = false;
+                } else {
+                    e.expiresAt = now() + l.leaseTime().toNanos();
+                    out[i] = true;
+                }
+            }
+        }
+        advance(rtt.minus(rtt.dividedBy(2)));
+        return out;
+    }
+
+    @Override
+    public boolean release(HeldLock lock) {
+        releaseCalls.incrementAndGet();
+        if (interruptSensitive && Thread.currentThread().isInterrupted()) {
+            throw new LockBackendException("interrupted while releasing '" + lock.name() + "'", lock.name(), null);
+        }
+        if (releaseThrows) {
+            throw new LockBackendException("release failed (injected)", lock.name(), null);
+        }
+        synchronized (this) {
+            checkState(lock, live(lock.name()));
+        }
+        boolean freed = releaseIfOwner(lock.name(), lock.ownerId());
+        if (freed) {
+            releasesThatFreed.incrementAndGet();
+        }
+        return freed;
+    }
+
+    @Override
+    public Optional<LockHolder> holder(String name) {
+        if (!capabilities.contains(Capability.HOLDER_QUERY)) {
+            return LockBackend.super.holder(name);
+        }
+        synchronized (this) {
+            Entry e = live(name);
+            return e == null ? Optional.empty()
+                    : Optional.of(new LockHolder(name, e.owner, e.token, Duration.ofNanos(e.expiresAt - now())));
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            closed = true;
+            notifyAll();
+        }
+        Thread t = sessionThread;
+        if (t != null) {
+            t.interrupt();
+            try {
+                t.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
