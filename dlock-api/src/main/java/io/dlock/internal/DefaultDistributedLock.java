@@ -27,9 +27,6 @@ import java.util.function.Consumer;
  */
 final class DefaultDistributedLock implements DistributedLock {
 
-    /** How long a local wait blocks before it checks whether the client was closed. */
-    private static final long LOCAL_WAIT_CHUNK = TimeUnit.MILLISECONDS.toNanos(100);
-
     private final DefaultLockClient client;
     private final String name;
     private final LockOptions options;
@@ -210,25 +207,32 @@ final class DefaultDistributedLock implements DistributedLock {
         }
     }
 
-    /** Waits for this client's local slot of the name, in arrival order. */
+    /**
+     * Waits for this client's local slot of the name, in arrival order. The wait is one
+     * uninterrupted stay in the fair semaphore's queue: leaving and re-joining it (to poll for
+     * close, say) would put a waiter behind every later arrival. {@link DefaultLockClient#close()}
+     * wakes the waiters instead ({@link LocalQueue#wakeAll()}), and the caller then finds the
+     * client closed.
+     */
     private boolean takePermit(LocalQueue.Slot slot, boolean forever, long waitNanos, long deadline)
             throws InterruptedException {
         if (waitNanos == 0 && !forever) {
             return slot.permit.tryAcquire();
         }
+        client.ensureOpen();
+        if (forever) {
+            slot.permit.acquire();
+            return true;
+        }
         while (true) {
-            client.ensureOpen();
-            long chunk = LOCAL_WAIT_CHUNK;
-            if (!forever) {
-                long left = deadline - client.ticker().nanoTime();
-                if (left <= 0) {
-                    return slot.permit.tryAcquire();
-                }
-                chunk = Math.min(chunk, left);
+            long left = deadline - client.ticker().nanoTime();
+            if (left <= 0) {
+                return slot.permit.tryAcquire();
             }
-            if (slot.permit.tryAcquire(chunk, TimeUnit.NANOSECONDS)) {
+            if (slot.permit.tryAcquire(left, TimeUnit.NANOSECONDS)) {
                 return true;
             }
+            // the semaphore waits on System.nanoTime; look again if the ticker disagrees
         }
     }
 

@@ -148,6 +148,7 @@ public final class DefaultLockClient implements LockClient {
             return;
         }
         renewer.stop();
+        queue.wakeAll(); // local waiters wake, find the client closed and throw
         for (DefaultLease lease : new ArrayList<>(held)) {
             lease.release();
         }
