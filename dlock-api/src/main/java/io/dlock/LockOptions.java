@@ -22,11 +22,14 @@ public final class LockOptions {
     private final Duration leaseTime;
     private final boolean autoRenew;
     private final Duration renewInterval;
+    /** Whether the renew interval was set, rather than derived from the lease time. */
+    private final boolean renewIntervalSet;
 
     private LockOptions(Builder b) {
         this.leaseTime = b.leaseTime;
         this.autoRenew = b.autoRenew;
-        this.renewInterval = b.renewInterval != null ? b.renewInterval : b.leaseTime.dividedBy(3);
+        this.renewIntervalSet = b.renewInterval != null;
+        this.renewInterval = renewIntervalSet ? b.renewInterval : b.leaseTime.dividedBy(3);
     }
 
     /**
@@ -48,7 +51,8 @@ public final class LockOptions {
     }
 
     /**
-     * Starts building options from these.
+     * Starts building options from these. A renew interval that was not set explicitly stays
+     * derived: it follows a new lease time.
      *
      * @return a new builder holding this instance's values
      */
@@ -56,7 +60,7 @@ public final class LockOptions {
         Builder b = new Builder();
         b.leaseTime = leaseTime;
         b.autoRenew = autoRenew;
-        b.renewInterval = renewInterval;
+        b.renewInterval = renewIntervalSet ? renewInterval : null;
         return b;
     }
 
