@@ -99,10 +99,10 @@ public final class BackendUri {
             rest = rest.substring(at + 1);
             int colon = userInfo.indexOf(':');
             if (colon >= 0) {
-                user = decode(userInfo.substring(0, colon));
-                password = decode(userInfo.substring(colon + 1));
+                user = decode(userInfo.substring(0, colon), shown);
+                password = decode(userInfo.substring(colon + 1), shown);
             } else {
-                user = decode(userInfo);
+                user = decode(userInfo, shown);
             }
             if (user != null && user.isEmpty()) {
                 user = null;
@@ -121,8 +121,8 @@ public final class BackendUri {
                     continue;
                 }
                 int eq = kv.indexOf('=');
-                String k = decode(eq < 0 ? kv : kv.substring(0, eq));
-                String v = eq < 0 ? "" : decode(kv.substring(eq + 1));
+                String k = decode(eq < 0 ? kv : kv.substring(0, eq), shown);
+                String v = eq < 0 ? "" : decode(kv.substring(eq + 1), shown);
                 params.put(k, v);
             }
         }
@@ -144,7 +144,7 @@ public final class BackendUri {
             host = part.substring(1, end);
             if (end + 1 < part.length()) {
                 if (part.charAt(end + 1) != ':') {
-                    throw new IllegalArgumentException("uri has a malformed host '" + part + "': '" + shown + "'");
+                    throw new IllegalArgumentException("uri has a malformed host: '" + shown + "'");
                 }
                 port = part.substring(end + 2);
             }
@@ -152,6 +152,10 @@ public final class BackendUri {
             int colon = part.lastIndexOf(':');
             host = colon < 0 ? part : part.substring(0, colon);
             port = colon < 0 ? null : part.substring(colon + 1);
+            if (host.indexOf(':') >= 0) {
+                throw new IllegalArgumentException(
+                        "uri has a malformed host (an IPv6 address needs [brackets]): '" + shown + "'");
+            }
         }
         if (host.isEmpty()) {
             throw new IllegalArgumentException("uri has an empty host: '" + shown + "'");
@@ -164,14 +168,19 @@ public final class BackendUri {
                 p = -2;
             }
             if (p < 0 || p > 65535) {
-                throw new IllegalArgumentException("uri has an invalid port '" + port + "': '" + shown + "'");
+                throw new IllegalArgumentException("uri has an invalid port (0-65535): '" + shown + "'");
             }
         }
         return new HostPort(host, p);
     }
 
-    private static String decode(String s) {
-        return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
+    private static String decode(String s, String shown) {
+        try {
+            return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            // URLDecoder's message quotes the bad escape, which may be part of a password
+            throw new IllegalArgumentException("uri has an invalid percent-encoding: '" + shown + "'");
+        }
     }
 
     /**
@@ -188,14 +197,10 @@ public final class BackendUri {
         String s = uri;
         int sep = s.indexOf("://");
         int start = sep < 0 ? 0 : sep + 3;
-        int end = s.length();
-        for (char c : new char[] {'/', '?'}) {
-            int i = s.indexOf(c, start);
-            if (i >= 0 && i < end) {
-                end = i;
-            }
-        }
-        int at = s.lastIndexOf('@', end - 1);
+        // The user info ends at the last '@'. Not only at the first '/' or '?': a password with an
+        // unencoded '/' or '?' (common in generated passwords) must not show in a message about
+        // the malformed URI it makes. Showing too little of an odd path or query is the lesser harm.
+        int at = s.lastIndexOf('@');
         if (at >= start) {
             String userInfo = s.substring(start, at);
             int colon = userInfo.indexOf(':');
