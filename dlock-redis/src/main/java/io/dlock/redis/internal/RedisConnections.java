@@ -21,9 +21,8 @@ import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.ConnectionPool;
-import redis.clients.jedis.DefaultJedisSocketFactory;
-import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.JedisSocketFactory;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisAccessControlException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
@@ -55,10 +54,10 @@ final class RedisConnections implements AutoCloseable {
      * Creates the pool; no I/O.
      *
      * @param settings the URI's settings
-     * @param clientConfigs the jedis configuration with a given connect and read timeout in ms
+     * @param clientConfigs how to connect with a given connect and read timeout in ms
      * @param operationTimeout the budget of a call
      */
-    RedisConnections(RedisSettings settings, IntFunction<JedisClientConfig> clientConfigs, Duration operationTimeout) {
+    RedisConnections(RedisSettings settings, IntFunction<Setup> clientConfigs, Duration operationTimeout) {
         this.settings = settings;
         this.timeoutNanos = operationTimeout.toNanos();
         GenericObjectPoolConfig<Connection> poolConfig = new GenericObjectPoolConfig<>();
@@ -73,9 +72,11 @@ final class RedisConnections implements AutoCloseable {
         // no evictor: it would be a thread of commons-pool's that outlives the client
         poolConfig.setTimeBetweenEvictionRuns(Duration.ofMillis(-1));
         poolConfig.setJmxEnabled(false);
-        this.pool = new ConnectionPool(new Factory(new HostAndPort(settings.host, settings.port), clientConfigs),
-                poolConfig);
+        this.pool = new ConnectionPool(new Factory(clientConfigs), poolConfig);
     }
+
+    /** How to make one connection: the jedis configuration and the socket factory. */
+    record Setup(JedisClientConfig config, JedisSocketFactory socketFactory) { }
 
     /**
      * Makes connections whose connect timeout and set-up commands (AUTH, SELECT, CLIENT SETNAME)
@@ -83,11 +84,9 @@ final class RedisConnections implements AutoCloseable {
      * borrowing thread.
      */
     private final class Factory implements PooledObjectFactory<Connection> {
-        private final HostAndPort address;
-        private final IntFunction<JedisClientConfig> configs;
+        private final IntFunction<Setup> configs;
 
-        Factory(HostAndPort address, IntFunction<JedisClientConfig> configs) {
-            this.address = address;
+        Factory(IntFunction<Setup> configs) {
             this.configs = configs;
         }
 
@@ -97,8 +96,8 @@ final class RedisConnections implements AutoCloseable {
             long left = until == 0 ? timeoutNanos : until - System.nanoTime();
             int millis = (int) Math.max(MIN_READ_TIMEOUT_MILLIS,
                     Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(left)));
-            JedisClientConfig config = configs.apply(millis);
-            return new DefaultPooledObject<>(new Connection(new DefaultJedisSocketFactory(address, config), config));
+            Setup setup = configs.apply(millis);
+            return new DefaultPooledObject<>(new Connection(setup.socketFactory(), setup.config()));
         }
 
         @Override

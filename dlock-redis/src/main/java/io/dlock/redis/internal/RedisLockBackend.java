@@ -20,11 +20,9 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocketFactory;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
-import redis.clients.jedis.DefaultJedisSocketFactory;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
 
@@ -60,12 +58,14 @@ public final class RedisLockBackend implements LockBackend {
         // undoing a lost grant is a courtesy (the key expires anyway): do not double the caller's wait
         this.abandonNanos = Math.max(Math.min(timeoutNanos, TimeUnit.MILLISECONDS.toNanos(50)), timeoutNanos / 4);
         int timeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, context.operationTimeout().toMillis()));
-        JedisClientConfig clientConfig = clientConfig(settings, timeoutMillis, sslSocketFactory);
+        JedisClientConfig clientConfig = clientConfig(settings, timeoutMillis);
         HostAndPort address = new HostAndPort(settings.host, settings.port);
-        this.connections = new RedisConnections(settings, millis -> clientConfig(settings, millis, sslSocketFactory),
-                context.operationTimeout());
+        this.connections = new RedisConnections(settings, millis -> {
+            JedisClientConfig config = clientConfig(settings, millis);
+            return new RedisConnections.Setup(config, new RedisSocketFactory(address, config, settings.tls, sslSocketFactory));
+        }, context.operationTimeout());
         this.subscriber = new ReleaseSubscriber(settings, clientConfig,
-                new DefaultJedisSocketFactory(address, clientConfig), context.threadFactory(),
+                new RedisSocketFactory(address, clientConfig, settings.tls, sslSocketFactory), context.threadFactory(),
                 keys.control(HexFormat.of().formatHex(randomBytes())),
                 TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + 1000);
     }
@@ -82,7 +82,8 @@ public final class RedisLockBackend implements LockBackend {
         return new RedisLockBackend(context, RedisSettings.from(context.uri()), sslSocketFactory);
     }
 
-    private static JedisClientConfig clientConfig(RedisSettings settings, int millis, SSLSocketFactory ssl) {
+    /** The jedis configuration: TLS is not set here, {@link RedisSocketFactory} does it. */
+    private static JedisClientConfig clientConfig(RedisSettings settings, int millis) {
         DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder()
                 .connectionTimeoutMillis(millis)
                 .socketTimeoutMillis(millis)
@@ -92,14 +93,6 @@ public final class RedisLockBackend implements LockBackend {
                 .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
         if (settings.password != null) {
             b.user(settings.user).password(settings.password);
-        }
-        if (settings.tls) {
-            SSLParameters parameters = new SSLParameters();
-            parameters.setEndpointIdentificationAlgorithm("HTTPS"); // verify the host name
-            b.ssl(true).sslParameters(parameters);
-            if (ssl != null) {
-                b.sslSocketFactory(ssl);
-            }
         }
         return b.build();
     }

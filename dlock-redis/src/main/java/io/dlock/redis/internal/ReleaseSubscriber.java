@@ -42,7 +42,7 @@ final class ReleaseSubscriber implements AutoCloseable {
 
     private final RedisSettings settings;
     private final JedisClientConfig clientConfig;
-    private final JedisSocketFactory socketFactory;
+    private final RedisSocketFactory socketFactory;
     private final ThreadFactory threads;
     private final String controlChannel;
     private final long joinMillis;
@@ -54,7 +54,7 @@ final class ReleaseSubscriber implements AutoCloseable {
     private boolean reconnectDelayed; // guarded by lock
     private boolean closed; // guarded by lock
 
-    ReleaseSubscriber(RedisSettings settings, JedisClientConfig clientConfig, JedisSocketFactory socketFactory,
+    ReleaseSubscriber(RedisSettings settings, JedisClientConfig clientConfig, RedisSocketFactory socketFactory,
                       ThreadFactory threads, String controlChannel, long joinMillis) {
         this.settings = settings;
         this.clientConfig = clientConfig;
@@ -345,8 +345,8 @@ final class ReleaseSubscriber implements AutoCloseable {
     }
 
     /**
-     * One pub/sub connection: its thread, its socket (kept so that {@link #close()} can close it
-     * without waiting on the protocol) and its listener.
+     * One pub/sub connection: its thread, its TCP socket (kept so that {@link #close()} can close
+     * it without waiting on the protocol, TLS included) and its listener.
      */
     private final class Session implements JedisSocketFactory {
         final PubSub pubSub = new PubSub(this);
@@ -357,15 +357,16 @@ final class ReleaseSubscriber implements AutoCloseable {
 
         @Override
         public Socket createSocket() {
-            Socket created = socketFactory.createSocket();
-            synchronized (this) {
-                if (!socketClosed) {
-                    socket = created;
-                    return created;
+            return socketFactory.createSocket(tcp -> {
+                synchronized (this) {
+                    if (!socketClosed) {
+                        socket = tcp;
+                        return;
+                    }
                 }
-            }
-            closeQuietly(created);
-            throw new JedisConnectionException("the subscriber is closing");
+                closeQuietly(tcp);
+                throw new JedisConnectionException("the subscriber is closing");
+            });
         }
 
         void closeSocket() {

@@ -1,0 +1,143 @@
+package io.dlock.redis;
+
+import static io.dlock.redis.TestSupport.assertThrowsWithin;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.dlock.Lease;
+import io.dlock.LockBackendException;
+import io.dlock.LockClient;
+import io.dlock.LockClientConfig;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocketFactory;
+import javax.net.ssl.TrustManagerFactory;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code rediss://} against a redis-server that speaks TLS, with a self-signed certificate made by
+ * {@code openssl} for the address 127.0.0.1 only.
+ */
+class RedisTlsTest {
+
+    private static final Duration FAIL_BOUND = Duration.ofMillis(2500);
+
+    private static Path dir;
+    private static RedisServer server;
+    private static SSLSocketFactory trusting;
+
+    @BeforeAll
+    static void start() throws Exception {
+        dir = Files.createTempDirectory("dlock-redis-tls-");
+        Path cert = dir.resolve("cert.pem");
+        Path key = dir.resolve("key.pem");
+        boolean made;
+        try {
+            Process openssl = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                    "-keyout", key.toString(), "-out", cert.toString(), "-days", "2", "-subj", "/CN=dlock-test",
+                    "-addext", "subjectAltName=IP:127.0.0.1").redirectErrorStream(true)
+                    .redirectOutput(dir.resolve("openssl.log").toFile()).start();
+            made = openssl.waitFor(60, TimeUnit.SECONDS) && openssl.exitValue() == 0;
+        } catch (IOException e) {
+            made = false;
+        }
+        assumeTrue(made, "openssl is needed to make the test certificate");
+        server = RedisServer.startTls(cert, key);
+
+        KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
+        trust.load(null, null);
+        try (InputStream in = Files.newInputStream(cert)) {
+            Certificate c = CertificateFactory.getInstance("X.509").generateCertificate(in);
+            trust.setCertificateEntry("dlock-test", c);
+        }
+        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(trust);
+        SSLContext ssl = SSLContext.getInstance("TLS");
+        ssl.init(null, tmf.getTrustManagers(), null);
+        trusting = ssl.getSocketFactory();
+    }
+
+    @AfterAll
+    static void stop() throws IOException {
+        if (server != null) {
+            server.close();
+        }
+        if (dir != null) {
+            try (Stream<Path> files = Files.walk(dir)) {
+                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    private static LockClient open(String uri, RedisLockProvider provider) {
+        return LockClient.open(LockClientConfig.builder(uri).operationTimeout(Duration.ofSeconds(1)).build(), provider);
+    }
+
+    @Test
+    void tlsWithATrustedCertificateWorks() throws Exception {
+        try (LockClient a = open(server.uri(), RedisLockProvider.withSslSocketFactory(trusting));
+             LockClient b = open(server.uri(), RedisLockProvider.withSslSocketFactory(trusting))) {
+            Lease lease = a.lock("tls").tryAcquire(Duration.ofSeconds(2)).orElseThrow();
+            assertEquals(lease.fencingToken(), b.holder("tls").orElseThrow().fencingToken());
+            // the waiter's pub/sub connection is TLS too
+            var waiting = b.lock("tls").acquireAsync(Duration.ofSeconds(10));
+            TestSupport.sleep(200);
+            lease.release();
+            Lease next = waiting.get(10, TimeUnit.SECONDS).orElseThrow();
+            assertTrue(next.fencingToken() > lease.fencingToken());
+            next.release();
+        }
+    }
+
+    @Test
+    void theHostNameIsVerified() {
+        // the certificate names 127.0.0.1 only
+        String uri = "rediss://localhost:" + server.port();
+        try (LockClient c = open(uri, RedisLockProvider.withSslSocketFactory(trusting))) {
+            LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                    () -> c.lock("tls").tryAcquire(Duration.ofSeconds(5)));
+            assertTrue(e.getMessage().contains("TLS"), e.getMessage());
+        }
+    }
+
+    @Test
+    void anUntrustedCertificateIsRefused() {
+        try (LockClient c = open(server.uri(), new RedisLockProvider())) {
+            LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                    () -> c.lock("tls").tryAcquire(Duration.ofSeconds(5)));
+            assertTrue(e.getMessage().contains("TLS"), e.getMessage());
+        }
+    }
+
+    @Test
+    void plainRedisToATlsPortFailsInTime() {
+        String uri = "redis://" + RedisServer.HOST + ":" + server.port();
+        try (LockClient c = open(uri, new RedisLockProvider())) {
+            assertThrowsWithin(LockBackendException.class, FAIL_BOUND, () -> c.lock("tls").tryAcquire(Duration.ofSeconds(5)));
+        }
+    }
+
+    @Test
+    void tlsToAPlainServerFailsInTime() {
+        try (RedisServer plain = RedisServer.start();
+             LockClient c = open("rediss://" + RedisServer.HOST + ":" + plain.port(),
+                     RedisLockProvider.withSslSocketFactory(trusting))) {
+            LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                    () -> c.lock("tls").tryAcquire(Duration.ofSeconds(5)));
+            assertTrue(e.getMessage().contains("TLS"), e.getMessage());
+        }
+    }
+}
