@@ -41,7 +41,7 @@ class RedisUriTest {
     void acceptsRedisAndRedissWithoutConnecting() {
         // nothing listens on port 1: opening must not touch the server
         for (String uri : new String[] {"redis://127.0.0.1:1", "rediss://127.0.0.1:1", "redis://localhost",
-                "redis://u:" + SECRET + "@127.0.0.1:1/15?prefix=app:&poolSize=4", "redis://:" + SECRET + "@[::1]:1/",
+                "redis://u:" + SECRET + "@127.0.0.1:1/15?prefix=app:&poolSize=4&waitReplicas=1", "redis://:" + SECRET + "@[::1]:1/",
                 "REDIS://127.0.0.1:1"}) {
             LockBackend b = open(uri);
             try {
@@ -66,6 +66,8 @@ class RedisUriTest {
         assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379?poolSize=0", "poolSize");
         assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379?poolSize=many", "poolSize");
         assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379?prefx=a", "prefx");
+        assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379?waitReplicas=-1", "waitReplicas");
+        assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379?waitReplicas=all", "waitReplicas");
         assertRejected("redis://alice@127.0.0.1:6379", "user");
         assertRejected("redis://alice:@127.0.0.1:6379", "password");
         assertRejected("memcached://127.0.0.1:6379", "scheme");

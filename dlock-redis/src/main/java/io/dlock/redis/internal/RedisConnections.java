@@ -13,6 +13,7 @@ import java.util.NoSuchElementException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.IntFunction;
+import java.util.function.Predicate;
 import javax.net.ssl.SSLException;
 import org.apache.commons.pool2.PooledObject;
 import org.apache.commons.pool2.PooledObjectFactory;
@@ -144,7 +145,45 @@ final class RedisConnections implements AutoCloseable {
      */
     Object eval(Script script, List<String> keys, List<String> args, String operation, String lockName,
                 long budgetNanos) {
-        return call(operation, lockName, budgetNanos, c -> eval(c, script, keys, args));
+        return eval(script, keys, args, operation, lockName, budgetNanos, null);
+    }
+
+    /**
+     * Runs one script within a budget and, if the reply says it wrote and the uri asks for
+     * {@code waitReplicas}, waits (on the same connection, within the budget) until that many
+     * replicas have the write.
+     *
+     * @param wrote tells from the reply whether the script wrote; null for never
+     * @throws LockBackendException also if fewer replicas acknowledged the write in time: the
+     *     write happened on the primary, so the outcome is unknown to the caller
+     */
+    Object eval(Script script, List<String> keys, List<String> args, String operation, String lockName,
+                long budgetNanos, Predicate<Object> wrote) {
+        long deadline = System.nanoTime() + budgetNanos;
+        return call(operation, lockName, budgetNanos, c -> {
+            Object reply = eval(c, script, keys, args);
+            if (settings.waitReplicas > 0 && wrote != null && wrote.test(reply)) {
+                awaitReplicas(c, deadline, operation, lockName);
+            }
+            return reply;
+        });
+    }
+
+    private void awaitReplicas(Connection c, long deadline, String operation, String lockName) {
+        // Redis checks WAIT timeouts on its cron (10 times a second by default), so it may answer
+        // up to about 100 ms late: leave room for that within the budget and in the read timeout
+        long waitMillis = Math.max(10, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) - 200);
+        c.setSoTimeout((int) Math.min(Integer.MAX_VALUE, waitMillis + 300));
+        Object acked = c.executeCommand(new CommandArguments(Protocol.Command.WAIT).add(settings.waitReplicas)
+                .add(waitMillis));
+        long n = acked instanceof Long l ? l : -1;
+        if (n < settings.waitReplicas) {
+            String what = lockName == null ? operation : operation + " of lock '" + lockName + "'";
+            throw new LockBackendException("only " + Math.max(0, n) + " of the " + settings.waitReplicas
+                    + " replicas required by the uri parameter waitReplicas acknowledged the " + what + " on "
+                    + settings.server() + " within " + waitMillis + " ms: check the replicas' links"
+                    + " (INFO replication) or lower waitReplicas", lockName, null);
+        }
     }
 
     private static Object eval(Connection c, Script script, List<String> keys, List<String> args) {
@@ -194,7 +233,7 @@ final class RedisConnections implements AutoCloseable {
                 broken = c.isBroken();
                 return result;
             } catch (RuntimeException e) {
-                broken = c.isBroken() || !(e instanceof JedisDataException);
+                broken = c.isBroken() || !(e instanceof JedisDataException || e instanceof LockBackendException);
                 if (attempt == 0 && retryable(e, start)) {
                     // most likely a pooled connection that a server restart left dead: the others
                     // are dead too, so drop the idle ones and try once more on a fresh connection.

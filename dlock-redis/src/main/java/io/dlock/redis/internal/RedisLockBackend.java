@@ -139,7 +139,7 @@ public final class RedisLockBackend implements LockBackend {
         String name = request.name();
         Object reply = connections.eval(Script.ACQUIRE, List.of(keys.lock(name), keys.fence()),
                 List.of(request.ownerId(), Long.toString(leaseMillis(request.leaseTime()))), "acquire", name,
-                timeoutNanos);
+                timeoutNanos, RedisLockBackend::granted);
         if (reply instanceof List<?> list && list.size() == 2 && list.get(0) instanceof Long granted) {
             if (granted == 1L) {
                 long token = parseToken(list.get(1));
@@ -151,6 +151,10 @@ public final class RedisLockBackend implements LockBackend {
             }
         }
         throw unexpected("acquire", name, reply);
+    }
+
+    private static boolean granted(Object reply) {
+        return reply instanceof List<?> list && !list.isEmpty() && Long.valueOf(1L).equals(list.get(0));
     }
 
     /** Deletes the key if this attempt's owner holds it: undoes a grant whose answer was lost. */
@@ -183,7 +187,8 @@ public final class RedisLockBackend implements LockBackend {
             }
             String lockName = batch.size() == 1 ? batch.get(0).name() : null;
             String operation = batch.size() == 1 ? "renewal" : "renewal of " + batch.size() + " leases";
-            Object reply = connections.eval(Script.RENEW, lockKeys, args, operation, lockName, timeoutNanos);
+            Object reply = connections.eval(Script.RENEW, lockKeys, args, operation, lockName, timeoutNanos,
+                    r -> r instanceof List<?> l && l.contains(1L));
             if (!(reply instanceof List<?> list) || list.size() != batch.size()) {
                 throw unexpected(operation, lockName, reply);
             }

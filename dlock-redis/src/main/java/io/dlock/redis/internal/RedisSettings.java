@@ -16,7 +16,9 @@ final class RedisSettings {
     static final int DEFAULT_POOL_SIZE = 16;
     static final int MAX_POOL_SIZE = 1024;
 
-    private static final Set<String> KNOWN_PARAMS = Set.of("prefix", "poolSize");
+    static final int MAX_WAIT_REPLICAS = 100;
+
+    private static final Set<String> KNOWN_PARAMS = Set.of("prefix", "poolSize", "waitReplicas");
 
     final BackendUri uri;
     final boolean tls;
@@ -27,9 +29,10 @@ final class RedisSettings {
     final String password;
     final String prefix;
     final int poolSize;
+    final int waitReplicas;
 
     private RedisSettings(BackendUri uri, boolean tls, String host, int port, int database, String user,
-                          String password, String prefix, int poolSize) {
+                          String password, String prefix, int poolSize, int waitReplicas) {
         this.uri = uri;
         this.tls = tls;
         this.host = host;
@@ -39,6 +42,7 @@ final class RedisSettings {
         this.password = password;
         this.prefix = prefix;
         this.poolSize = poolSize;
+        this.waitReplicas = waitReplicas;
     }
 
     /**
@@ -88,21 +92,27 @@ final class RedisSettings {
             throw new IllegalArgumentException("uri parameter prefix must not be empty (default '" + DEFAULT_PREFIX
                     + "'): '" + shown + "'");
         }
-        int poolSize = DEFAULT_POOL_SIZE;
-        String pool = params.get("poolSize");
-        if (pool != null) {
-            try {
-                poolSize = Integer.parseInt(pool.trim());
-            } catch (NumberFormatException e) {
-                poolSize = -1;
-            }
-            if (poolSize < 1 || poolSize > MAX_POOL_SIZE) {
-                throw new IllegalArgumentException("uri parameter poolSize must be a number from 1 to " + MAX_POOL_SIZE
-                        + ", was '" + pool + "': '" + shown + "'");
-            }
-        }
+        int poolSize = intParam(params, "poolSize", DEFAULT_POOL_SIZE, 1, MAX_POOL_SIZE, shown);
+        int waitReplicas = intParam(params, "waitReplicas", 0, 0, MAX_WAIT_REPLICAS, shown);
         return new RedisSettings(uri, scheme.equals("rediss"), hostPort.host(), port, database, user, password,
-                prefix, poolSize);
+                prefix, poolSize, waitReplicas);
+    }
+
+    private static int intParam(Map<String, String> params, String name, int defaultValue, int min, int max,
+                                String shown) {
+        String raw = params.get(name);
+        if (raw == null) {
+            return defaultValue;
+        }
+        int n = -1;
+        if (raw.trim().matches("[0-9]{1,9}")) {
+            n = Integer.parseInt(raw.trim());
+        }
+        if (n < min || n > max) {
+            throw new IllegalArgumentException("uri parameter " + name + " must be a number from " + min + " to " + max
+                    + ", was '" + raw + "': '" + shown + "'");
+        }
+        return n;
     }
 
     private static int parseDatabase(String path, String shown) {
