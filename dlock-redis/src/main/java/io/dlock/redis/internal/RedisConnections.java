@@ -126,11 +126,6 @@ final class RedisConnections implements AutoCloseable {
         }
     }
 
-    /** @return the operation timeout in nanoseconds */
-    long timeoutNanos() {
-        return timeoutNanos;
-    }
-
     /**
      * Runs one script within a budget.
      *
@@ -217,7 +212,7 @@ final class RedisConnections implements AutoCloseable {
                 borrowDeadline[0] = deadline;
                 c = pool.borrowObject(Duration.ofNanos(Math.max(1_000_000L, deadline - System.nanoTime())));
             } catch (Exception e) {
-                if (attempt == 0 && retryable(e, start)) {
+                if (attempt == 0 && retryable(e, start, budgetNanos)) {
                     continue;
                 }
                 throw failure(operation, lockName, e, budgetNanos);
@@ -234,7 +229,7 @@ final class RedisConnections implements AutoCloseable {
                 return result;
             } catch (RuntimeException e) {
                 broken = c.isBroken() || !(e instanceof JedisDataException || e instanceof LockBackendException);
-                if (attempt == 0 && retryable(e, start)) {
+                if (attempt == 0 && retryable(e, start, budgetNanos)) {
                     // most likely a pooled connection that a server restart left dead: the others
                     // are dead too, so drop the idle ones and try once more on a fresh connection.
                     // Every script is safe to repeat (see Script).
@@ -249,9 +244,9 @@ final class RedisConnections implements AutoCloseable {
     }
 
     /** A connection failure that came fast (not a timeout), with time left: worth one retry. */
-    private boolean retryable(Exception e, long start) {
+    private static boolean retryable(Exception e, long start, long budgetNanos) {
         return e instanceof JedisConnectionException && !hasCause(e, SocketTimeoutException.class)
-                && System.nanoTime() - start < timeoutNanos / 2;
+                && System.nanoTime() - start < budgetNanos / 2;
     }
 
     private void giveBack(Connection c, boolean broken) {
