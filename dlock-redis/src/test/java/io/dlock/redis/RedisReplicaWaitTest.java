@@ -37,6 +37,10 @@ class RedisReplicaWaitTest {
         try (Jedis jedis = TestSupport.jedis(primary)) {
             await("the replica is in sync", Duration.ofSeconds(20),
                     () -> jedis.info("replication").contains("state=online"));
+            // and acknowledges writes: the first acknowledgement can lag behind "online"
+            jedis.set("warm-up", "1");
+            await("the replica acknowledges writes", Duration.ofSeconds(20), () -> jedis.waitReplicas(1, 200) >= 1);
+            jedis.del("warm-up");
         }
     }
 
