@@ -149,7 +149,7 @@ final class DefaultDistributedLock implements DistributedLock {
                     AttemptResult result = attempt.tryOnce();
                     if (result.granted()) {
                         DefaultLease lease = new DefaultLease(client, name, ownerId, result.fencingToken(), options,
-                                result.state(), sentAt, slot);
+                                result.state(), result.validFrom(sentAt), slot);
                         granted = true;
                         handedOver = true;
                         client.register(lease);
