@@ -15,23 +15,25 @@ import org.apache.curator.test.TestingCluster;
 import org.apache.curator.test.TestingServer;
 
 /** Embedded ZooKeeper servers for tests, on free loopback ports, with a short tick. */
-final class ZkServers {
+public final class ZkServers {
 
     /**
      * 200 ms: sessions may then last from 0.4 s (2 ticks) to 4 s (20 ticks), so tests can use
      * sessions of about 2-3 s and still expire them quickly.
      */
-    static final int TICK_MS = 200;
+    public static final int TICK_MS = 200;
 
     private ZkServers() { }
 
     static {
         // check for empty container nodes every 500 ms instead of every minute, so tests see the clean-up
         System.setProperty("znode.container.checkIntervalMs", "500");
+        // tests count watches per node with the wchp command
+        System.setProperty("zookeeper.4lw.commands.whitelist", "*");
     }
 
     /** Starts a standalone server. */
-    static TestingServer standalone() {
+    public static TestingServer standalone() {
         try {
             return new TestingServer(spec(-1), true);
         } catch (Exception e) {
@@ -40,7 +42,7 @@ final class ZkServers {
     }
 
     /** Starts an ensemble of {@code n} members. */
-    static TestingCluster cluster(int n) {
+    public static TestingCluster cluster(int n) {
         List<InstanceSpec> specs = new ArrayList<>();
         for (int i = 1; i <= n; i++) {
             specs.add(spec(i));
@@ -69,7 +71,7 @@ final class ZkServers {
     }
 
     /** @return the member that leads now (asked with the {@code srvr} command), or null during an election */
-    static InstanceSpec leader(TestingCluster cluster) {
+    public static InstanceSpec leader(TestingCluster cluster) {
         for (InstanceSpec spec : cluster.getInstances()) {
             if (srvr(spec.getPort()).contains("Mode: leader")) {
                 return spec;
@@ -79,11 +81,16 @@ final class ZkServers {
     }
 
     /** @return the answer of a server to the {@code srvr} four-letter command, or "" if it does not answer */
-    static String srvr(int port) {
+    public static String srvr(int port) {
+        return fourLetters(port, "srvr");
+    }
+
+    /** @return the answer of a server to a four-letter command, or "" if it does not answer */
+    public static String fourLetters(int port, String command) {
         try (Socket s = new Socket()) {
             s.connect(new InetSocketAddress("127.0.0.1", port), 1000);
             s.setSoTimeout(2000);
-            s.getOutputStream().write("srvr".getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().write(command.getBytes(StandardCharsets.US_ASCII));
             s.getOutputStream().flush();
             return new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
         } catch (IOException e) {
@@ -91,12 +98,12 @@ final class ZkServers {
         }
     }
 
-    static InetSocketAddress address(InstanceSpec spec) {
+    public static InetSocketAddress address(InstanceSpec spec) {
         return new InetSocketAddress("127.0.0.1", spec.getPort());
     }
 
     /** @return a loopback port on which nothing listens (it was free a moment ago) */
-    static int closedPort() {
+    public static int closedPort() {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
         } catch (IOException e) {

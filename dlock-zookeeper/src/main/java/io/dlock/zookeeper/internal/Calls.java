@@ -99,8 +99,8 @@ final class Calls {
                 } catch (InterruptedException e) {
                     interrupted = true;
                 } catch (TimeoutException e) {
-                    throw new LockBackendException("ZooKeeper did not answer " + what + " within the operation timeout of "
-                            + timeout, lockName, null);
+                    throw new ConnectionTrouble("ZooKeeper did not answer " + what + " within the operation timeout of "
+                            + timeout, lockName);
                 } catch (ExecutionException e) {
                     Throwable cause = e.getCause();
                     if (cause instanceof LockBackendException) {
@@ -133,14 +133,16 @@ final class Calls {
 
     /** The exception for a failed operation, with a hint where the code calls for one. */
     static LockBackendException failure(String what, String lockName, KeeperException.Code code) {
+        if (code == KeeperException.Code.CONNECTIONLOSS || code == KeeperException.Code.SESSIONEXPIRED
+                || code == KeeperException.Code.SESSIONMOVED || code == KeeperException.Code.OPERATIONTIMEOUT) {
+            return new ConnectionTrouble("ZooKeeper " + what + " failed: " + code
+                    + " (the connection to ZooKeeper was lost; the outcome is unknown)", lockName);
+        }
         String hint = "";
         if (code == KeeperException.Code.NOAUTH || code == KeeperException.Code.INVALIDACL
                 || code == KeeperException.Code.AUTHFAILED) {
             hint = " (the nodes belong to another ZooKeeper identity: use the same user and password "
                     + "in the URI, or another prefix or chroot)";
-        } else if (code == KeeperException.Code.CONNECTIONLOSS || code == KeeperException.Code.SESSIONEXPIRED
-                || code == KeeperException.Code.SESSIONMOVED || code == KeeperException.Code.OPERATIONTIMEOUT) {
-            hint = " (the connection to ZooKeeper was lost; the outcome is unknown)";
         }
         return new LockBackendException("ZooKeeper " + what + " failed: " + code + hint, lockName, null);
     }

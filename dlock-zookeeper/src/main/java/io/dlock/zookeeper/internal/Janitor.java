@@ -37,11 +37,13 @@ final class Janitor {
         final String path; // null for a sweep
         final String nodePrefix; // for a sweep
         final long since = System.nanoTime();
+        final long notBefore;
 
-        Entry(String parent, String path, String nodePrefix) {
+        Entry(String parent, String path, String nodePrefix, long delayNanos) {
             this.parent = parent;
             this.path = path;
             this.nodePrefix = nodePrefix;
+            this.notBefore = since + delayNanos;
         }
     }
 
@@ -72,13 +74,22 @@ final class Janitor {
 
     /** Deletes a node, later. */
     void deletePath(String parent, String path) {
-        entries.put(path, new Entry(parent, path, null));
+        entries.put(path, new Entry(parent, path, null, 0));
         kick(0);
+    }
+
+    /**
+     * Deletes a node, but not before {@code delayMillis}: the node of a lease reported lost, which
+     * the core releases itself once it has told the holder; this is the fallback.
+     */
+    void deletePathLater(String parent, String path, long delayMillis) {
+        entries.putIfAbsent(path, new Entry(parent, path, null, TimeUnit.MILLISECONDS.toNanos(delayMillis)));
+        kick(delayMillis);
     }
 
     /** Deletes every child of {@code parent} whose name starts with {@code nodePrefix}, later and for a while. */
     void sweep(String parent, String nodePrefix) {
-        entries.put(parent + "/" + nodePrefix + "*", new Entry(parent, null, nodePrefix));
+        entries.put(parent + "/" + nodePrefix + "*", new Entry(parent, null, nodePrefix, 0));
         kick(0);
     }
 
@@ -112,6 +123,9 @@ final class Janitor {
             for (Entry e : new ArrayList<>(entries.values())) {
                 if (calls.isClosed()) {
                     return;
+                }
+                if (System.nanoTime() - e.notBefore < 0) {
+                    continue;
                 }
                 try {
                     if (e.path != null ? delete(e) : sweepOnce(e)) {

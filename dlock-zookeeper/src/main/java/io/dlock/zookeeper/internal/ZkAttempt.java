@@ -67,7 +67,20 @@ final class ZkAttempt implements AcquireAttempt {
             create(deadline);
             children = list(deadline, false);
         } else {
-            children = list(deadline, true);
+            try {
+                children = list(deadline, true);
+            } catch (ConnectionTrouble e) {
+                if (!b.sessionMayBeAlive()) {
+                    throw e;
+                }
+                // no answer (a server failover, a stalled network), but the session, and with it our place
+                // in the queue, may survive: keep waiting, within the caller's deadline. A read failed, so
+                // nothing was granted; the node is deleted if the caller gives up.
+                LOG.debug("dlock: lock '{}': no answer from ZooKeeper ({}); keeping the queued node {}", name,
+                        e.getMessage(), path);
+                predecessor = null;
+                return AttemptResult.busy();
+            }
             if (!children.contains(ZkBackend.nodeOf(path))) {
                 // our node is gone: the session that owned it ended; queue again
                 LOG.debug("dlock: lock node {} vanished (session ended); queueing again", path);
@@ -100,6 +113,7 @@ final class ZkAttempt implements AcquireAttempt {
             ZkGrant grant = new ZkGrant(name, path, czxid, epochAtStart);
             if (b.recordGrant(grant, epochAtStart)) {
                 predecessor = null;
+                b.attemptEnded(this);
                 return AttemptResult.granted(czxid, grant);
             }
             // the connection was suspended meanwhile: a grant now could be reported lost already; look again
@@ -177,7 +191,18 @@ final class ZkAttempt implements AcquireAttempt {
         }
         long deadline = System.nanoTime() + Calls.saturatedNanos(maxWait);
         String pred = predecessor;
-        if (pred == null || abandoned || b.calls.isClosed()) {
+        if (abandoned || b.calls.isClosed()) {
+            return;
+        }
+        if (pred == null) {
+            if (!b.isConnected()) {
+                // riding out a suspension: wait for the reconnection (which wakes us), at most maxWait
+                signal.drainPermits();
+                long left = deadline - System.nanoTime();
+                if (left > 0 && !b.isConnected()) {
+                    signal.tryAcquire(left, TimeUnit.NANOSECONDS);
+                }
+            }
             return;
         }
         signal.drainPermits();

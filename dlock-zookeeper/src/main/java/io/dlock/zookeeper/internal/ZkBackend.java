@@ -60,6 +60,8 @@ import org.slf4j.LoggerFactory;
 public final class ZkBackend implements LockBackend {
 
     private static final Logger LOG = LoggerFactory.getLogger(ZkBackend.class);
+    /** How long the core has to tell a holder its lease was lost before the janitor deletes the node. */
+    private static final long LOST_NODE_GRACE_MILLIS = 1000;
     private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(
             Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.FAIR, Capability.HOLDER_QUERY,
             Capability.SURVIVES_SERVER_FAILOVER));
@@ -76,6 +78,7 @@ public final class ZkBackend implements LockBackend {
     private final Set<ZkAttempt> attempts = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile int sessionTimeoutMs;
+    private volatile long suspendedSince; // System.nanoTime() of the suspension, 0 while connected
 
     private ZkBackend(ZkConfig config, BackendContext context, CuratorFramework cf, Calls calls,
                       ExecutorService runSafe) {
@@ -177,6 +180,7 @@ public final class ZkBackend implements LockBackend {
         switch (state) {
             case CONNECTED:
             case RECONNECTED:
+                suspendedSince = 0;
                 refreshSession();
                 janitor.kick(0);
                 wakeAttempts();
@@ -194,13 +198,13 @@ public final class ZkBackend implements LockBackend {
     /** Every lease of this client is lost, for good; their nodes are deleted once we can. */
     private void suspended(ConnectionState state) {
         List<ZkGrant> lost;
+        if (suspendedSince == 0) {
+            suspendedSince = System.nanoTime() | 1; // never 0
+        }
         synchronized (stateLock) {
             epoch++;
             lost = new ArrayList<>(granted.values());
             granted.clear();
-        }
-        for (ZkGrant g : lost) {
-            janitor.deletePath(parentOf(g.path), g.path);
         }
         if (closed.get()) {
             return;
@@ -209,7 +213,13 @@ public final class ZkBackend implements LockBackend {
             LOG.warn("dlock: ZooKeeper connection {} ({}): reporting {} held lease(s) lost", state,
                     config.shown, lost.size());
         }
+        // The core releases each lost lease itself once its onLost listeners ran, so nobody gets a lock
+        // before its holder was told; the janitor deletes what that release could not, and, a while
+        // later, anything the core never released.
         context.events().allLeasesLost(LostReason.SESSION_LOST);
+        for (ZkGrant g : lost) {
+            janitor.deletePathLater(parentOf(g.path), g.path, LOST_NODE_GRACE_MILLIS);
+        }
         wakeAttempts();
     }
 
@@ -227,6 +237,16 @@ public final class ZkBackend implements LockBackend {
 
     boolean isConnected() {
         return !closed.get() && cf.getZookeeperClient().isConnected();
+    }
+
+    /**
+     * Whether the session, and with it a queued node, may still be alive: connected as far as
+     * Curator knows, or suspended for less than the session timeout.
+     */
+    boolean sessionMayBeAlive() {
+        long since = suspendedSince;
+        return !closed.get()
+                && (since == 0 || System.nanoTime() - since < TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs));
     }
 
     long epoch() {
