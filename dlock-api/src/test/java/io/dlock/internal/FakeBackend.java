@@ -67,6 +67,8 @@ public final class FakeBackend implements LockBackend {
     /** How ADVANCE mode lets time pass; by default it moves a {@link FakeTicker}. */
     public volatile Consumer<Duration> sleeper;
     public volatile Duration tryOnceRtt = Duration.ZERO;
+    /** When set, grants say their server-side lease started at this ticker reading (a shared lease). */
+    public volatile Long leaseStartNanos;
     public volatile Duration renewRtt = Duration.ZERO;
     public volatile Supplier<RuntimeException> tryOnceFailure;
     /** Grant on the server, then throw as if the answer was lost. */
@@ -310,7 +312,12 @@ public final class FakeBackend implements LockBackend {
                 if (grantThenFail) {
                     throw new LockBackendException("the answer to an acquire of '" + name + "' was lost", name, null);
                 }
-                return token > 0 ? AttemptResult.granted(token, "state-" + token) : AttemptResult.busy(busyHint);
+                Long leaseStart = leaseStartNanos;
+                if (token > 0) {
+                    return leaseStart == null ? AttemptResult.granted(token, "state-" + token)
+                            : AttemptResult.granted(token, "state-" + token, leaseStart);
+                }
+                return AttemptResult.busy(busyHint);
             } finally {
                 exit(name);
             }

@@ -46,6 +46,26 @@ class LeaseValidityTest {
     }
 
     @Test
+    void aGrantOnAnOlderSharedLeaseIsValidFromTheLeaseStartNotTheRequest() {
+        long leaseStart = f.ticker.nanoTime();
+        f.ticker.advance(Duration.ofSeconds(3)); // the shared lease was last refreshed 3 s ago
+        f.backend.leaseStartNanos = leaseStart;
+        DefaultLease lease = f.acquire("a", LEASE, false);
+
+        assertEquals(leaseStart + LEASE.toNanos() - MARGIN.toNanos(), lease.validUntil());
+        assertEquals(LEASE.minus(MARGIN).minusSeconds(3), lease.remaining());
+    }
+
+    @Test
+    void aLeaseStartLaterThanTheRequestNeverExtendsValidity() {
+        long sentAt = f.ticker.nanoTime();
+        f.backend.leaseStartNanos = sentAt + Duration.ofSeconds(5).toNanos(); // a backend bug must not help
+        DefaultLease lease = f.acquire("a", LEASE, false);
+
+        assertEquals(sentAt + LEASE.toNanos() - MARGIN.toNanos(), lease.validUntil());
+    }
+
+    @Test
     void isValidAndRemainingFollowTheTicker() {
         DefaultLease lease = f.acquire("a", LEASE, false);
         Duration window = LEASE.minus(MARGIN);
