@@ -84,6 +84,30 @@ public final class BrokenProviders {
         }
     }
 
+    /** Forwards an attempt; subclasses break one step. */
+    static class ForwardingAttempt implements AcquireAttempt {
+        final AcquireAttempt real;
+
+        ForwardingAttempt(AcquireAttempt real) {
+            this.real = real;
+        }
+
+        @Override
+        public AttemptResult tryOnce() {
+            return real.tryOnce();
+        }
+
+        @Override
+        public void awaitTurn(Duration maxWait) throws InterruptedException {
+            real.awaitTurn(maxWait);
+        }
+
+        @Override
+        public void abandon() {
+            real.abandon();
+        }
+    }
+
     /** Bug: release deletes the lock without checking the owner. Breaks S3. */
     public static final class ReleaseWithoutOwnerCheck extends Broken {
         @Override
@@ -141,22 +165,11 @@ public final class BrokenProviders {
             return new Forwarding(real) {
                 @Override
                 public AcquireAttempt newAttempt(AcquireRequest request) {
-                    AcquireAttempt a = real.newAttempt(request);
-                    return new AcquireAttempt() {
+                    return new ForwardingAttempt(real.newAttempt(request)) {
                         @Override
                         public AttemptResult tryOnce() {
-                            AttemptResult r = a.tryOnce();
+                            AttemptResult r = super.tryOnce();
                             return r.granted() ? AttemptResult.granted(r.fencingToken() % 3 + 1, r.fencingToken()) : r;
-                        }
-
-                        @Override
-                        public void awaitTurn(Duration maxWait) throws InterruptedException {
-                            a.awaitTurn(maxWait);
-                        }
-
-                        @Override
-                        public void abandon() {
-                            a.abandon();
                         }
                     };
                 }
@@ -223,21 +236,10 @@ public final class BrokenProviders {
             return new Forwarding(real) {
                 @Override
                 public AcquireAttempt newAttempt(AcquireRequest request) {
-                    AcquireAttempt a = real.newAttempt(request);
-                    return new AcquireAttempt() {
-                        @Override
-                        public AttemptResult tryOnce() {
-                            return a.tryOnce();
-                        }
-
+                    return new ForwardingAttempt(real.newAttempt(request)) {
                         @Override
                         public void awaitTurn(Duration maxWait) throws InterruptedException {
                             real.server.awaitChange(request.name(), Duration.ofSeconds(5).toNanos());
-                        }
-
-                        @Override
-                        public void abandon() {
-                            a.abandon();
                         }
                     };
                 }
