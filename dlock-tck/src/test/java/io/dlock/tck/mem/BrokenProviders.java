@@ -86,25 +86,25 @@ public final class BrokenProviders {
 
     /** Forwards an attempt; subclasses break one step. */
     static class ForwardingAttempt implements AcquireAttempt {
-        final AcquireAttempt real;
+        private final AcquireAttempt delegate;
 
-        ForwardingAttempt(AcquireAttempt real) {
-            this.real = real;
+        ForwardingAttempt(AcquireAttempt delegate) {
+            this.delegate = delegate;
         }
 
         @Override
         public AttemptResult tryOnce() {
-            return real.tryOnce();
+            return delegate.tryOnce();
         }
 
         @Override
         public void awaitTurn(Duration maxWait) throws InterruptedException {
-            real.awaitTurn(maxWait);
+            delegate.awaitTurn(maxWait);
         }
 
         @Override
         public void abandon() {
-            real.abandon();
+            delegate.abandon();
         }
     }
 
