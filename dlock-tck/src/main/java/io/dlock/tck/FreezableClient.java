@@ -11,6 +11,14 @@ public interface FreezableClient extends AutoCloseable {
     /** Stops all traffic between the client and the backend, both ways. */
     void freeze();
 
+    /**
+     * Makes the client look crashed to the server: its connections are cut and every new one
+     * stalls, until {@link #unfreeze()}. By default the same as {@link #freeze()}.
+     */
+    default void crash() {
+        freeze();
+    }
+
     /** Lets traffic flow again; what was held back is delivered. */
     void unfreeze();
 

@@ -552,6 +552,36 @@ public abstract class LockProviderTck {
         taken.get().release();
     }
 
+    /** S8: a holder stalled past its lease is fenced off by the resource, and no acknowledged update is lost. */
+    @Test
+    public void S8_staleHolderIsFencedOff() throws Exception {
+        requireFencing(Rule.S8);
+        String name = name(Rule.S8);
+        FreezableClient stalled = freezable("S8");
+        LockClient other = client();
+        FencedRegister register = new FencedRegister();
+        Lease first = stalled.client().lock(name).tryAcquire(lease()).orElseThrow();
+        long seen = register.read("first", first.fencingToken()).orElseThrow();
+        // the first holder's process keeps running but nothing it sends gets through: to the server
+        // this is a long GC pause; its lease expires and someone else takes over
+        stalled.freeze();
+        Lease second = other.lock(name).tryAcquire(lease().multipliedBy(4).plus(opTimeout())).orElseThrow(
+                () -> new AssertionError(Rule.S8.failure("the stalled holder's lock was never freed")));
+        long current = register.read("second", second.fencingToken()).orElseThrow(() -> new AssertionError(Rule.S8.failure(
+                "the new holder's token " + second.fencingToken() + " was refused after token " + first.fencingToken())));
+        assertTrue(register.write("second", second.fencingToken(), current + 1), Rule.S8.failure("the new holder's write was refused"));
+        // the stalled holder wakes up and writes what it computed before the pause, with its old token
+        boolean staleAccepted = register.write("first", first.fencingToken(), seen + 1);
+        assertFalse(staleAccepted, Rule.S8.failure("the stalled holder's write with token " + first.fencingToken()
+                + " was accepted after the new holder's token " + second.fencingToken()));
+        History.Verdict verdict = History.check(List.of(), register.log(), register.value());
+        assertEquals(0, verdict.staleAccepted(), Rule.S8.failure(verdict.toString()));
+        assertEquals(current + 1, register.value(), Rule.S8.failure("the new holder's acknowledged update was lost"));
+        System.out.println("[dlock-tck] S8: stale write with token " + first.fencingToken() + " rejected after token "
+                + second.fencingToken());
+        second.release();
+    }
+
     /** S10: a client whose wall clock is an hour off changes nothing. */
     @Test
     public void S10_skewedWallClockChangesNothing() throws Exception {
@@ -612,6 +642,27 @@ public abstract class LockProviderTck {
         // generous: a notifying backend hands over in milliseconds, a polling one within its retry cap (250 ms in the
         // TCK) plus one round trip; 2 s leaves room for a loaded CI machine and is still well below "never"
         assertTrue(handOff < Duration.ofSeconds(2).toNanos(), Rule.L1.failure("hand-off took " + millis(handOff) + " ms"));
+    }
+
+    /** L2: the lock of a holder that crashed without releasing frees after its lease, not before. */
+    @Test
+    public void L2_crashedHoldersLockFreesAfterTheLease() throws Exception {
+        String name = name(Rule.L2);
+        FreezableClient crashed = freezable("L2");
+        LockClient other = client();
+        long requestedAt = System.nanoTime();
+        crashed.client().lock(name).tryAcquire(lease()).orElseThrow();
+        crashed.crash();
+        Optional<Lease> next = other.lock(name).tryAcquire(lease().multipliedBy(4).plus(opTimeout()));
+        long freedAfter = System.nanoTime() - requestedAt;
+        assertTrue(next.isPresent(), Rule.L2.failure("the lock of a crashed holder was not freed within "
+                + lease().multipliedBy(4).plus(opTimeout())));
+        // the server may not free the lock before one lease time after the grant; 10% slack for drift margins
+        assertTrue(freedAfter >= lease().toNanos() * 9 / 10, Rule.L2.failure("the lock of a crashed holder was freed "
+                + millis(freedAfter) + " ms after its grant, before its lease of " + lease().toMillis() + " ms ended"));
+        System.out.println("[dlock-tck] L2: crashed holder's lock freed " + millis(freedAfter) + " ms after its grant (lease "
+                + lease().toMillis() + " ms)");
+        next.get().release();
     }
 
     /** L3: automatic renewal keeps a lock for many lease times. */

@@ -69,6 +69,12 @@ public abstract class ProxiedFixture implements TckFixture {
         }
 
         @Override
+        public void crash() {
+            proxies.forEach(TcpProxy::freeze);
+            proxies.forEach(TcpProxy::cutConnections);
+        }
+
+        @Override
         public void unfreeze() {
             proxies.forEach(TcpProxy::unfreeze);
         }
