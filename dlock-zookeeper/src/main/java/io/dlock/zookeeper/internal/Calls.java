@@ -110,10 +110,18 @@ final class Calls {
                 }
             }
         } finally {
+            if (!f.isDone()) {
+                forget(f); // nobody waits for it any more; its late answer is dropped
+            }
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** Stops tracking an operation whose answer nobody waits for. */
+    void forget(CompletableFuture<CuratorEvent> f) {
+        pending.remove(f);
     }
 
     /** Waits like {@link #await}, then requires result code OK. */

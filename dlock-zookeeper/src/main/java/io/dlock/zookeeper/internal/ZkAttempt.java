@@ -26,6 +26,12 @@ import org.slf4j.LoggerFactory;
  * wins); every call then lists the queue and grants if the node is first. {@link #awaitTurn}
  * watches only the immediate predecessor, so a release wakes one waiter, not the herd.
  * {@link #abandon()} deletes the node. Used by one thread at a time.
+ *
+ * <p>Once queued, an attempt rides out a connection outage (a leader failover, say) as long as the
+ * session, and with it the node, may survive: a listing that gets no answer is reported busy, not
+ * as a failure, until the connection has been suspended for a session timeout. Nothing is granted
+ * without an answer, and a grant is refused if the connection was suspended while it was being
+ * decided. A first attempt whose create gets no answer fails at once, as the contract asks.
  */
 final class ZkAttempt implements AcquireAttempt {
 
@@ -217,7 +223,11 @@ final class ZkAttempt implements AcquireAttempt {
             }
             e = f.get(left, TimeUnit.NANOSECONDS);
         } catch (TimeoutException | ExecutionException ex) {
+            b.calls.forget(f);
             return; // the next attempt finds out what is wrong
+        } catch (InterruptedException ex) {
+            b.calls.forget(f);
+            throw ex;
         }
         if (Calls.code(e) != KeeperException.Code.OK || e.getStat() == null) {
             return; // the predecessor is gone already, or the check failed: try again now

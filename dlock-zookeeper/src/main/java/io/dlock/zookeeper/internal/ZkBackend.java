@@ -54,6 +54,15 @@ import org.slf4j.LoggerFactory;
  * a reconnection, is deleted as soon as the connection is back, so the lock passes to the next
  * waiter rather than staying with a holder that was told it lost it.
  *
+ * <p>Validity: a grant or renewal counts from the moment its request was sent, and every grant
+ * or renewal got an answer from the server in this session, which the server keeps alive at least
+ * a session timeout after that; leases are at most a session timeout long, so a holder's validity
+ * ends before the server could expire the session and hand the lock on. A renewal pipelines a
+ * {@code sync}, which the leader answers, so a follower cut off from the leader cannot vouch for a
+ * session the leader may be expiring. Deployments should keep {@code syncLimit × tickTime} below
+ * the session timeout, so that such a follower drops its clients (suspending their leases) before
+ * the leader can expire them.
+ *
  * <p>Thread-safe. Every call returns or throws {@link LockBackendException} within the operation
  * timeout: operations run in Curator's background mode and are waited for with our own deadline.
  */
@@ -373,6 +382,13 @@ public final class ZkBackend implements LockBackend {
                 out[i] = false;
             } else {
                 throw Calls.failure("renewal check", lock.name(), code);
+            }
+        }
+        synchronized (stateLock) {
+            for (int i = 0; i < n; i++) {
+                if (!out[i] && locks.get(i).backendState() instanceof ZkGrant) {
+                    granted.remove(((ZkGrant) locks.get(i).backendState()).path); // the core will not release it
+                }
             }
         }
         return out;
