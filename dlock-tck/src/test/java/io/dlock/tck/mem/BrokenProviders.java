@@ -126,7 +126,11 @@ public final class BrokenProviders {
         }
     }
 
-    /** Bug: the token reported to the holder cycles through 1, 2, 3 instead of increasing. Breaks S2. */
+    /**
+     * Bug: the token handed to the holder is counted by the client (1, 2, 3, ... per client)
+     * instead of by the server, so two clients reuse tokens. Breaks S2, and with it S8: a stalled
+     * holder's token is no lower than its successor's, so the fence cannot tell them apart.
+     */
     public static final class TokenDoesNotIncrease extends Broken {
         @Override
         public Set<String> schemes() {
@@ -162,6 +166,7 @@ public final class BrokenProviders {
 
         @Override
         LockBackend wrap(MemLockProvider.MemBackend real) {
+            java.util.concurrent.atomic.AtomicLong clientCounter = new java.util.concurrent.atomic.AtomicLong();
             return new Forwarding(real) {
                 @Override
                 public AcquireAttempt newAttempt(AcquireRequest request) {
@@ -169,7 +174,7 @@ public final class BrokenProviders {
                         @Override
                         public AttemptResult tryOnce() {
                             AttemptResult r = super.tryOnce();
-                            return r.granted() ? AttemptResult.granted(r.fencingToken() % 3 + 1, r.fencingToken()) : r;
+                            return r.granted() ? AttemptResult.granted(clientCounter.incrementAndGet(), r.fencingToken()) : r;
                         }
                     };
                 }
