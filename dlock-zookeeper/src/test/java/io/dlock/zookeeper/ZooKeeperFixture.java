@@ -1,25 +1,25 @@
 package io.dlock.zookeeper;
 
 import io.dlock.tck.ProxiedFixture;
-import java.io.IOException;
+import io.dlock.tck.ServerControl;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Collectors;
-import org.apache.curator.test.TestingServer;
 
 /**
- * The TCK fixture: one embedded ZooKeeper server with a 200 ms tick, clients with a 3 s session
- * authenticated by digest (so the ACL code path runs in every rule), leases of 2 s. Clients are
- * frozen through {@link io.dlock.tck.TcpProxy}.
+ * The TCK fixture: one ZooKeeper server (ZooKeeper's own server main, in a child JVM, so that it
+ * can be paused, killed and restarted) with a 200 ms tick, clients with a 3 s session
+ * authenticated by digest (so the ACL code path runs in every rule) under a chroot, leases of 2 s.
+ * Clients are frozen through {@link io.dlock.tck.TcpProxy}.
  */
 public class ZooKeeperFixture extends ProxiedFixture {
 
     /** The session every fixture client asks for; the server grants it (ticks allow 0.4-4 s). */
     static final Duration SESSION = Duration.ofSeconds(3);
 
-    private final TestingServer server = ZkServers.standalone();
+    private final ZkProcess server = ZkProcess.start();
 
     @Override
     public String name() {
@@ -28,7 +28,7 @@ public class ZooKeeperFixture extends ProxiedFixture {
 
     @Override
     protected List<InetSocketAddress> endpoints() {
-        return List.of(new InetSocketAddress("127.0.0.1", server.getPort()));
+        return List.of(new InetSocketAddress("127.0.0.1", server.port()));
     }
 
     @Override
@@ -50,11 +50,12 @@ public class ZooKeeperFixture extends ProxiedFixture {
     }
 
     @Override
+    public Optional<ServerControl> server() {
+        return Optional.of(server);
+    }
+
+    @Override
     public void close() {
-        try {
-            server.close();
-        } catch (IOException e) {
-            throw new IllegalStateException("could not stop the embedded ZooKeeper server", e);
-        }
+        server.close();
     }
 }
