@@ -1,0 +1,652 @@
+package io.dlock.dynamodb.internal;
+
+import io.dlock.Capability;
+import io.dlock.LockBackendException;
+import io.dlock.LockHolder;
+import io.dlock.Ticker;
+import io.dlock.spi.AcquireAttempt;
+import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.BackendContext;
+import io.dlock.spi.HeldLock;
+import io.dlock.spi.LockBackend;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
+import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.core.exception.SdkException;
+import software.amazon.awssdk.core.retry.RetryMode;
+import software.amazon.awssdk.http.SdkHttpClient;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
+import software.amazon.awssdk.services.dynamodb.DynamoDbClientBuilder;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.CancellationReason;
+import software.amazon.awssdk.services.dynamodb.model.ConditionalCheckFailedException;
+import software.amazon.awssdk.services.dynamodb.model.GetItemResponse;
+import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
+import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
+import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
+import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledException;
+import software.amazon.awssdk.services.dynamodb.model.Update;
+import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.UpdateItemResponse;
+
+/**
+ * The DynamoDB {@link LockBackend}: one item per lock name, written only by conditional
+ * {@code UpdateItem}s, on the AWS SDK's synchronous client over the JDK's URL connection. Public
+ * only so that {@code io.dlock.dynamodb.DynamoDbLockProvider} can open it; not an API.
+ *
+ * <p>Every call is bounded by the operation timeout (the SDK's API call timeout; each attempt gets
+ * half of it, so one retry of a stalled attempt fits). Thread-safe.
+ */
+public final class DynamoDbLockBackend implements LockBackend {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DynamoDbLockBackend.class);
+
+    private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(
+            EnumSet.of(Capability.FENCING, Capability.HOLDER_QUERY));
+
+    /** The most updates in one TransactWriteItems: DynamoDB's limit. */
+    static final int TRANSACTION_MAX = 100;
+
+    /** How many single renewals run at once. */
+    static final int RENEW_PARALLELISM = 8;
+
+    private static final String CCF = "ConditionalCheckFailed";
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final AttributeValue ONE = AttributeValue.fromN("1");
+
+    private static final String ACQUIRE_UPDATE = "SET #o = :me, #r = :rvn, #l = :l, #w = :w ADD #t :one";
+    private static final String ACQUIRE_CONDITION = "attribute_not_exists(#o) OR #o = :me";
+    private static final String TAKEOVER_CONDITION = ACQUIRE_CONDITION + " OR #r = :seen";
+    private static final String RENEW_UPDATE = "SET #r = :rvn, #l = :l, #w = :w";
+    private static final String RELEASE_UPDATE = "SET #r = :rvn, #w = :w REMOVE #o, #l";
+    private static final String HELD_BY_GRANT = "#o = :me AND #t = :tok";
+    private static final String HELD_BY_OWNER = "#o = :me";
+    private static final String PROJECTION = "#o, #t, #r, #l";
+
+    private final DynamoDbSettings settings;
+    private final Failures failures;
+    private final Ticker ticker;
+    private final Clock clock;
+    private final Duration timeout;
+    private final Duration abandonTimeout;
+    private final SdkHttpClient http;
+    private final AwsCredentialsProvider credentials;
+    private final ScheduledThreadPoolExecutor sdkTimer;
+    private final ThreadPoolExecutor renewals;
+    private final DynamoDbClient client;
+    private final Sightings sightings = new Sightings();
+
+    private DynamoDbLockBackend(BackendContext context, DynamoDbSettings settings,
+                                Consumer<ClientOverrideConfiguration.Builder> extra) {
+        this.settings = settings;
+        this.timeout = context.operationTimeout();
+        this.failures = new Failures(settings, timeout);
+        this.ticker = context.ticker();
+        this.clock = context.clock();
+        // undoing a grant whose answer was lost is a courtesy (the lock is also taken over after its
+        // lease time): do not double the caller's wait for it
+        this.abandonTimeout = max(min(timeout, Duration.ofMillis(200)), timeout.dividedBy(4));
+        Region region = region(settings);
+        this.sdkTimer = new ScheduledThreadPoolExecutor(1, context.threadFactory());
+        sdkTimer.setRemoveOnCancelPolicy(true);
+        sdkTimer.setKeepAliveTime(10, TimeUnit.SECONDS);
+        sdkTimer.allowCoreThreadTimeOut(true);
+        this.renewals = new ThreadPoolExecutor(RENEW_PARALLELISM, RENEW_PARALLELISM, 10, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), context.threadFactory());
+        renewals.allowCoreThreadTimeOut(true);
+        this.http = UrlConnectionHttpClient.builder().connectionTimeout(timeout).socketTimeout(timeout).build();
+        this.credentials = credentials(settings);
+        try {
+            ClientOverrideConfiguration.Builder override = ClientOverrideConfiguration.builder()
+                    .apiCallTimeout(timeout)
+                    .apiCallAttemptTimeout(max(timeout.dividedBy(2), min(timeout, Duration.ofMillis(100))))
+                    .retryStrategy(RetryMode.STANDARD)
+                    .scheduledExecutorService(sdkTimer);
+            extra.accept(override);
+            DynamoDbClientBuilder builder = DynamoDbClient.builder()
+                    .httpClient(http)
+                    .credentialsProvider(credentials)
+                    .region(region)
+                    .overrideConfiguration(override.build());
+            if (settings.endpoint != null) {
+                builder.endpointOverride(settings.endpoint);
+            }
+            this.client = builder.build();
+        } catch (RuntimeException e) {
+            closeQuietly();
+            throw e;
+        }
+    }
+
+    /**
+     * Opens a backend for one client. Without {@code createTable=true} there is no I/O: the table
+     * is first used by the first call.
+     *
+     * @param context the client's URI, timeouts, clocks and thread factory
+     * @return the backend
+     * @throws IllegalArgumentException if the URI is not a valid {@code dynamodb://} URI, naming the
+     *     part, or no region is given and none is configured
+     * @throws LockBackendException if {@code createTable=true} and the table could not be found or
+     *     made ready within the bounds of {@link TableSetup}
+     */
+    public static DynamoDbLockBackend open(BackendContext context) {
+        return open(context, b -> { });
+    }
+
+    /**
+     * Opens a backend with extra SDK client settings: for tests (request counting interceptors).
+     * The timeouts set by dlock must not be changed.
+     *
+     * @param context the client's context
+     * @param extra adds to the SDK client's override configuration
+     * @return the backend
+     */
+    public static DynamoDbLockBackend open(BackendContext context, Consumer<ClientOverrideConfiguration.Builder> extra) {
+        DynamoDbSettings settings = DynamoDbSettings.from(context.uri());
+        DynamoDbLockBackend backend = new DynamoDbLockBackend(context, settings, extra);
+        if (settings.createTable) {
+            try {
+                new TableSetup(backend.client, settings, backend.failures, context.operationTimeout()).ensureTable();
+            } catch (RuntimeException e) {
+                backend.close();
+                throw e;
+            }
+        }
+        return backend;
+    }
+
+    private static Region region(DynamoDbSettings settings) {
+        if (settings.region != null) {
+            return Region.of(settings.region);
+        }
+        try {
+            return new DefaultAwsRegionProviderChain().getRegion();
+        } catch (SdkClientException e) {
+            throw new IllegalArgumentException("uri parameter region is missing and the SDK's default region chain "
+                    + "(AWS_REGION, the profile, instance metadata) found none: write dynamodb://"
+                    + settings.table + "?region=REGION", e);
+        }
+    }
+
+    private static AwsCredentialsProvider credentials(DynamoDbSettings settings) {
+        if (settings.accessKeyId != null) {
+            return StaticCredentialsProvider.create(settings.sessionToken == null
+                    ? AwsBasicCredentials.create(settings.accessKeyId, settings.secretAccessKey)
+                    : AwsSessionCredentials.create(settings.accessKeyId, settings.secretAccessKey, settings.sessionToken));
+        }
+        if (settings.profile != null) {
+            return ProfileCredentialsProvider.builder().profileName(settings.profile).build();
+        }
+        return DefaultCredentialsProvider.builder().build();
+    }
+
+    Sightings sightings() {
+        return sightings;
+    }
+
+    Ticker ticker() {
+        return ticker;
+    }
+
+    /** @return {@code FENCING} and {@code HOLDER_QUERY} */
+    @Override
+    public Set<Capability> capabilities() {
+        return CAPABILITIES;
+    }
+
+    /**
+     * @return 100 ms: a lease must outlast a few DynamoDB round trips to be renewable, and it is
+     *     stored in whole milliseconds
+     */
+    @Override
+    public Duration minimumLeaseTime() {
+        return Duration.ofMillis(100);
+    }
+
+    /**
+     * Starts an acquisition; no I/O.
+     *
+     * @param request the name, owner id and lease time
+     * @return the attempt
+     */
+    @Override
+    public AcquireAttempt newAttempt(AcquireRequest request) {
+        return new DynamoDbAttempt(this, request);
+    }
+
+    /** What one acquire write found: a grant and its token, or the item that stood in the way. */
+    record Outcome(boolean granted, long token, LockItem item) { }
+
+    /**
+     * The acquire write: one conditional UpdateItem that sets the owner, a fresh record version and
+     * the lease, and bumps the counter, if the lock is free, already this owner's (a retry after a
+     * lost answer), or still at the record version {@code seenRvn}.
+     *
+     * @param request the acquisition
+     * @param seenRvn a record version this client has seen unchanged for a whole lease time, or null
+     * @return the outcome
+     * @throws LockBackendException if the outcome is unknown ({@link Failures.Interrupted} if the
+     *     thread was interrupted)
+     */
+    Outcome acquire(AcquireRequest request, String seenRvn) {
+        String name = request.name();
+        Map<String, String> names = names("#o", "#r", "#l", "#w", "#t");
+        Map<String, AttributeValue> values = new HashMap<>();
+        values.put(":me", AttributeValue.fromS(request.ownerId()));
+        values.put(":rvn", AttributeValue.fromS(newRvn()));
+        values.put(":l", AttributeValue.fromN(Long.toString(leaseMillis(request.leaseTime()))));
+        values.put(":w", AttributeValue.fromS(clock.instant().toString()));
+        values.put(":one", ONE);
+        if (seenRvn != null) {
+            values.put(":seen", AttributeValue.fromS(seenRvn));
+        }
+        UpdateItemRequest update = UpdateItemRequest.builder()
+                .tableName(settings.table)
+                .key(key(name))
+                .updateExpression(ACQUIRE_UPDATE)
+                .conditionExpression(seenRvn == null ? ACQUIRE_CONDITION : TAKEOVER_CONDITION)
+                .expressionAttributeNames(names)
+                .expressionAttributeValues(values)
+                .returnValues(ReturnValue.UPDATED_NEW)
+                .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
+                .build();
+        try {
+            UpdateItemResponse response = client.updateItem(update);
+            LockItem granted = item("acquire", name, response.attributes());
+            if (!request.ownerId().equals(granted.owner()) || granted.token() <= 0) {
+                throw new LockBackendException("the acquire of lock '" + name + "' on DynamoDB " + settings
+                        + " got an answer without the new owner and token", name, null);
+            }
+            return new Outcome(true, granted.token(), granted);
+        } catch (ConditionalCheckFailedException e) {
+            if (e.hasItem() && !e.item().isEmpty()) {
+                return new Outcome(false, 0, item("acquire", name, e.item()));
+            }
+            // a server that does not return the item with the failed condition: ask for it
+            return new Outcome(false, 0, read(name, "acquire"));
+        } catch (SdkException e) {
+            throw failures.of("acquire", "UpdateItem", name, e);
+        }
+    }
+
+    /**
+     * Undoes a grant whose answer may have been lost: frees the lock if this owner holds it.
+     *
+     * @param request the acquisition
+     */
+    void abandon(AcquireRequest request) {
+        String name = request.name();
+        Map<String, AttributeValue> values = new HashMap<>();
+        values.put(":me", AttributeValue.fromS(request.ownerId()));
+        values.put(":rvn", AttributeValue.fromS(newRvn()));
+        values.put(":w", AttributeValue.fromS(clock.instant().toString()));
+        UpdateItemRequest update = UpdateItemRequest.builder()
+                .tableName(settings.table)
+                .key(key(name))
+                .updateExpression(RELEASE_UPDATE)
+                .conditionExpression(HELD_BY_OWNER)
+                .expressionAttributeNames(names("#o", "#r", "#l", "#w"))
+                .expressionAttributeValues(values)
+                .overrideConfiguration(o -> o.apiCallTimeout(abandonTimeout).apiCallAttemptTimeout(abandonTimeout))
+                .build();
+        try {
+            client.updateItem(update);
+            LOG.debug("dlock: undid a grant of lock '{}' whose answer was lost", name);
+        } catch (ConditionalCheckFailedException e) {
+            // this owner does not hold it: nothing to undo
+        } catch (SdkException e) {
+            throw failures.of("clean-up after a failed acquire", "UpdateItem", name, e);
+        }
+    }
+
+    /**
+     * A strongly consistent read of a lock's item.
+     *
+     * @param name the lock
+     * @param operation what it is for, for messages
+     * @return the item
+     * @throws LockBackendException if DynamoDB fails or does not answer in time
+     */
+    LockItem read(String name, String operation) {
+        try {
+            GetItemResponse response = client.getItem(b -> b.tableName(settings.table).key(key(name))
+                    .consistentRead(true).projectionExpression(PROJECTION)
+                    .expressionAttributeNames(names("#o", "#t", "#r", "#l")));
+            return item(operation, name, response.item());
+        } catch (SdkException e) {
+            throw failures.of(operation, "GetItem", name, e);
+        }
+    }
+
+    private LockItem item(String operation, String name, Map<String, AttributeValue> attributes) {
+        try {
+            return LockItem.of(attributes);
+        } catch (IllegalStateException e) {
+            throw failures.odd(operation, name, e);
+        }
+    }
+
+    /**
+     * Renews leases: one conditional UpdateItem per lease, several at once, or transactions of up
+     * to 100 (URI parameter {@code renewal=transaction}) with single updates for the leases of a
+     * cancelled transaction. Bounded by the operation timeout as a whole.
+     *
+     * @param locks the leases
+     * @return per lease, whether its grant still held the lock and it was renewed
+     * @throws LockBackendException if the outcome of some renewal is unknown
+     */
+    @Override
+    public boolean[] renew(List<? extends HeldLock> locks) {
+        if (locks.isEmpty()) {
+            return new boolean[0];
+        }
+        if (locks.size() == 1) {
+            return new boolean[] {renewOne(locks.get(0), timeout)};
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        boolean[] out = new boolean[locks.size()];
+        List<Integer> singles = new ArrayList<>();
+        if (settings.renewal == DynamoDbSettings.Renewal.TRANSACTION) {
+            List<Callable<List<Integer>>> transactions = new ArrayList<>();
+            for (int from = 0; from < locks.size(); from += TRANSACTION_MAX) {
+                int start = from;
+                int end = Math.min(locks.size(), from + TRANSACTION_MAX);
+                transactions.add(() -> renewByTransaction(locks, start, end, out, deadline));
+            }
+            for (List<Integer> fallback : runAll(transactions, deadline, "renewal of " + locks.size() + " leases")) {
+                singles.addAll(fallback);
+            }
+        } else {
+            for (int i = 0; i < locks.size(); i++) {
+                singles.add(i);
+            }
+        }
+        if (!singles.isEmpty()) {
+            List<Callable<Boolean>> calls = new ArrayList<>();
+            for (int i : singles) {
+                HeldLock lock = locks.get(i);
+                calls.add(() -> renewOne(lock, remaining(deadline)));
+            }
+            List<Boolean> renewed = runAll(calls, deadline, "renewal of " + locks.size() + " leases");
+            for (int k = 0; k < singles.size(); k++) {
+                out[singles.get(k)] = renewed.get(k);
+            }
+        }
+        return out;
+    }
+
+    private static Duration remaining(long deadline) {
+        return Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(1), deadline - System.nanoTime()));
+    }
+
+    /** Renews one lease with one conditional UpdateItem. */
+    private boolean renewOne(HeldLock lock, Duration callTimeout) {
+        String name = lock.name();
+        try {
+            client.updateItem(heldUpdate(lock, RENEW_UPDATE).toBuilder()
+                    .overrideConfiguration(o -> o.apiCallTimeout(callTimeout)
+                            .apiCallAttemptTimeout(max(callTimeout.dividedBy(2), min(callTimeout, Duration.ofMillis(100)))))
+                    .build());
+            return true;
+        } catch (ConditionalCheckFailedException e) {
+            return false;
+        } catch (SdkException e) {
+            throw failures.of("renewal", "UpdateItem", name, e);
+        }
+    }
+
+    /**
+     * Renews {@code locks[start, end)} in one TransactWriteItems. Sets {@code out} for the leases
+     * it settled and returns the indexes of those it did not: a cancelled transaction applies
+     * nothing, so the leases whose condition held are renewed again one by one.
+     */
+    private List<Integer> renewByTransaction(List<? extends HeldLock> locks, int start, int end, boolean[] out,
+                                             long deadline) {
+        List<Integer> rest = new ArrayList<>();
+        Set<String> distinct = new HashSet<>();
+        for (int i = start; i < end; i++) {
+            distinct.add(locks.get(i).name());
+        }
+        if (end - start < 2 || distinct.size() != end - start) {
+            // one lease is not worth a transaction; the same item twice is not allowed in one
+            for (int i = start; i < end; i++) {
+                rest.add(i);
+            }
+            return rest;
+        }
+        List<TransactWriteItem> items = new ArrayList<>(end - start);
+        for (int i = start; i < end; i++) {
+            UpdateItemRequest u = heldUpdate(locks.get(i), RENEW_UPDATE);
+            items.add(TransactWriteItem.builder().update(Update.builder()
+                    .tableName(u.tableName()).key(u.key()).updateExpression(u.updateExpression())
+                    .conditionExpression(u.conditionExpression()).expressionAttributeNames(u.expressionAttributeNames())
+                    .expressionAttributeValues(u.expressionAttributeValues()).build()).build());
+        }
+        Duration callTimeout = remaining(deadline);
+        try {
+            client.transactWriteItems(b -> b.transactItems(items)
+                    .overrideConfiguration(o -> o.apiCallTimeout(callTimeout)));
+            for (int i = start; i < end; i++) {
+                out[i] = true;
+            }
+        } catch (TransactionCanceledException e) {
+            List<CancellationReason> reasons = e.hasCancellationReasons() ? e.cancellationReasons() : List.of();
+            for (int i = start; i < end; i++) {
+                int k = i - start;
+                String code = k < reasons.size() ? reasons.get(k).code() : null;
+                if (CCF.equals(code)) {
+                    out[i] = false;
+                } else {
+                    rest.add(i); // not applied because another one failed, or a conflict: try it alone
+                }
+            }
+        } catch (SdkException e) {
+            throw failures.of("renewal of " + (end - start) + " leases", "TransactWriteItems", null, e);
+        }
+        return rest;
+    }
+
+    /** Runs calls on the renewal threads and waits for all of them, until the deadline. */
+    private <T> List<T> runAll(List<Callable<T>> calls, long deadline, String operation) {
+        if (calls.size() == 1) {
+            try {
+                return List.of(calls.get(0).call());
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new LockBackendException("the " + operation + " failed: " + e, null, e);
+            }
+        }
+        List<Future<T>> futures = new ArrayList<>(calls.size());
+        try {
+            for (Callable<T> call : calls) {
+                futures.add(renewals.submit(call));
+            }
+            List<T> results = new ArrayList<>(calls.size());
+            for (Future<T> f : futures) {
+                results.add(f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
+            }
+            return results;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new LockBackendException("the " + operation + " on DynamoDB " + settings + " failed: " + e.getCause(),
+                    null, e.getCause());
+        } catch (TimeoutException | CancellationException e) {
+            throw new LockBackendException("the " + operation + " on DynamoDB " + settings + " did not finish within "
+                    + timeout + " (the operation timeout)", null, e);
+        } catch (RejectedExecutionException e) {
+            throw new LockBackendException("the " + operation + " on DynamoDB " + settings
+                    + " was cut short: the client is closing", null, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new Failures.Interrupted("the " + operation + " on DynamoDB " + settings + " was interrupted", null, e);
+        } finally {
+            for (Future<T> f : futures) {
+                f.cancel(true);
+            }
+        }
+    }
+
+    /**
+     * Releases a lease if its grant still holds the lock: removes the owner and keeps the counter.
+     *
+     * @param lock the lease
+     * @return true if this call released it, false if the grant no longer held it
+     * @throws LockBackendException if the outcome is unknown
+     */
+    @Override
+    public boolean release(HeldLock lock) {
+        try {
+            client.updateItem(heldUpdate(lock, RELEASE_UPDATE));
+            return true;
+        } catch (ConditionalCheckFailedException e) {
+            return false;
+        } catch (SdkException e) {
+            throw failures.of("release", "UpdateItem", lock.name(), e);
+        }
+    }
+
+    /** An update conditional on the grant (owner and token) still holding the lock. */
+    private UpdateItemRequest heldUpdate(HeldLock lock, String updateExpression) {
+        boolean renew = updateExpression.equals(RENEW_UPDATE);
+        Map<String, AttributeValue> values = new HashMap<>();
+        values.put(":me", AttributeValue.fromS(lock.ownerId()));
+        values.put(":tok", AttributeValue.fromN(Long.toString(lock.fencingToken())));
+        values.put(":rvn", AttributeValue.fromS(newRvn()));
+        values.put(":w", AttributeValue.fromS(clock.instant().toString()));
+        if (renew) {
+            values.put(":l", AttributeValue.fromN(Long.toString(leaseMillis(lock.leaseTime()))));
+        }
+        return UpdateItemRequest.builder()
+                .tableName(settings.table)
+                .key(key(lock.name()))
+                .updateExpression(updateExpression)
+                .conditionExpression(HELD_BY_GRANT)
+                .expressionAttributeNames(names("#o", "#t", "#r", "#l", "#w"))
+                .expressionAttributeValues(values)
+                .build();
+    }
+
+    /**
+     * Tells who holds a lock: the owner id and token in its item (a strongly consistent read). A
+     * holder that stopped without releasing is named until another client takes the lock over.
+     *
+     * @param name the lock
+     * @return the holder, or empty if the lock is free; the remaining lease time is unknown
+     *     (DynamoDB keeps no time that clients could share)
+     * @throws LockBackendException if DynamoDB fails or does not answer in time
+     */
+    @Override
+    public Optional<LockHolder> holder(String name) {
+        LockItem item = read(name, "holder query");
+        return item.free() ? Optional.empty() : Optional.of(new LockHolder(name, item.owner(), item.token(), null));
+    }
+
+    /** Closes the SDK client, its HTTP client and credentials, and stops the backend's threads. Never throws. */
+    @Override
+    public void close() {
+        try {
+            client.close();
+        } catch (RuntimeException e) {
+            LOG.debug("dlock: closing the DynamoDB client failed", e);
+        }
+        closeQuietly();
+    }
+
+    private void closeQuietly() {
+        try {
+            http.close();
+        } catch (RuntimeException e) {
+            LOG.debug("dlock: closing the HTTP client failed", e);
+        }
+        if (credentials instanceof AutoCloseable closeable) {
+            try {
+                closeable.close();
+            } catch (Exception e) {
+                LOG.debug("dlock: closing the credentials provider failed", e);
+            }
+        }
+        renewals.shutdownNow();
+        sdkTimer.shutdownNow();
+    }
+
+    private static Map<String, AttributeValue> key(String name) {
+        return Map.of(LockItem.NAME, AttributeValue.fromS(name));
+    }
+
+    private static Map<String, String> names(String... placeholders) {
+        Map<String, String> names = new HashMap<>();
+        for (String p : placeholders) {
+            names.put(p, switch (p) {
+                case "#o" -> LockItem.OWNER;
+                case "#t" -> LockItem.TOKEN;
+                case "#r" -> LockItem.RVN;
+                case "#l" -> LockItem.LEASE;
+                case "#w" -> LockItem.HOLDER_TIME;
+                default -> throw new IllegalArgumentException(p);
+            });
+        }
+        return names;
+    }
+
+    private static String newRvn() {
+        byte[] b = new byte[16];
+        RANDOM.nextBytes(b);
+        return HexFormat.of().formatHex(b);
+    }
+
+    /** Whole milliseconds, rounded up: a waiter may wait a little longer, never shorter. */
+    static long leaseMillis(Duration lease) {
+        long ms = lease.toMillis();
+        return lease.minusMillis(ms).isZero() ? Math.max(1, ms) : ms + 1;
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
+    }
+
+    @Override
+    public String toString() {
+        return "DynamoDbLockBackend{" + settings + "}";
+    }
+}

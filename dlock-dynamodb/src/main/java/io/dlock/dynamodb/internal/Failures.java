@@ -1,0 +1,145 @@
+package io.dlock.dynamodb.internal;
+
+import io.dlock.LockBackendException;
+import java.io.InterruptedIOException;
+import java.time.Duration;
+import java.util.Set;
+import software.amazon.awssdk.awscore.exception.AwsServiceException;
+import software.amazon.awssdk.core.exception.AbortedException;
+import software.amazon.awssdk.core.exception.ApiCallAttemptTimeoutException;
+import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
+import software.amazon.awssdk.core.exception.SdkException;
+import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
+
+/**
+ * Turns the SDK's exceptions into {@link LockBackendException}s that say what failed, on which
+ * table and lock, and what to do about it: a missing table, a missing permission, rejected
+ * credentials, throttling, no answer in time. Messages never contain credentials: the SDK's own
+ * messages do not carry them, and the URI is only ever shown redacted.
+ */
+final class Failures {
+
+    /** Error codes DynamoDB (or its front door) answers when the credentials themselves are wrong. */
+    private static final Set<String> BAD_CREDENTIALS = Set.of("UnrecognizedClientException",
+            "InvalidSignatureException", "SignatureDoesNotMatch", "IncompleteSignature", "IncompleteSignatureException",
+            "MissingAuthenticationToken", "MissingAuthenticationTokenException", "ExpiredToken", "ExpiredTokenException",
+            "InvalidClientTokenId");
+
+    /** The thread was interrupted during a call: its outcome is unknown, and the interrupt flag is set again. */
+    static final class Interrupted extends LockBackendException {
+        private static final long serialVersionUID = 1L;
+
+        Interrupted(String message, String lockName, Throwable cause) {
+            super(message, lockName, cause);
+        }
+    }
+
+    private final DynamoDbSettings settings;
+    private final Duration timeout;
+
+    Failures(DynamoDbSettings settings, Duration timeout) {
+        this.settings = settings;
+        this.timeout = timeout;
+    }
+
+    /**
+     * Maps an SDK failure.
+     *
+     * @param operation what dlock was doing, e.g. {@code acquire}
+     * @param action the DynamoDB action, e.g. {@code UpdateItem}
+     * @param lockName the lock, or null
+     * @param e the SDK's exception
+     * @return the exception to throw; an {@link Interrupted} when the thread was interrupted,
+     *     with its interrupt flag set again
+     */
+    LockBackendException of(String operation, String action, String lockName, SdkException e) {
+        String what = "the " + operation + (lockName == null ? "" : " of lock '" + lockName + "'") + " on DynamoDB "
+                + settings;
+        if (interrupted(e)) {
+            Thread.currentThread().interrupt();
+            return new Interrupted(what + " was interrupted; its outcome is unknown", lockName, e);
+        }
+        if (e instanceof ResourceNotFoundException) {
+            return new LockBackendException(what + " failed: the table '" + settings.table + "' does not exist"
+                    + " (in the region and account the credentials point at): create it with a partition key named '"
+                    + LockItem.NAME + "' of type String and no sort key, or add createTable=true to the URI", lockName, e);
+        }
+        if (e instanceof AwsServiceException ase) {
+            String code = ase.awsErrorDetails() == null ? null : ase.awsErrorDetails().errorCode();
+            String message = ase.awsErrorDetails() == null ? null : ase.awsErrorDetails().errorMessage();
+            String said = (code == null ? "HTTP " + ase.statusCode() : code) + (message == null ? "" : ": " + message);
+            if ("AccessDeniedException".equals(code)) {
+                return new LockBackendException(what + " failed: the credentials are not allowed dynamodb:" + action
+                        + " on table '" + settings.table + "' (" + said + "). Grant dynamodb:" + action + " on the table; "
+                        + "dlock needs " + neededPermissions() + ".", lockName, e);
+            }
+            if (code != null && BAD_CREDENTIALS.contains(code)) {
+                return new LockBackendException(what + " failed: DynamoDB rejected the credentials (" + code + "). "
+                        + "Check the accessKeyId, secretAccessKey and sessionToken URI parameters, or the SDK's default "
+                        + "credential chain when the URI gives none.", lockName, e);
+            }
+            if ("ValidationException".equals(code)) {
+                return new LockBackendException(what + " failed: DynamoDB rejected the request (" + said + "). Check that"
+                        + " table '" + settings.table + "' has a partition key named '" + LockItem.NAME
+                        + "' of type String and no sort key.", lockName, e);
+            }
+            if (ase.isThrottlingException()) {
+                return new LockBackendException(what + " was throttled by DynamoDB (" + said + "): the table's capacity"
+                        + " or the account's request rate is exhausted", lockName, e);
+            }
+            return new LockBackendException(what + " failed: " + said + " (HTTP " + ase.statusCode() + ")", lockName, e);
+        }
+        if (e instanceof ApiCallTimeoutException || e instanceof ApiCallAttemptTimeoutException) {
+            return new LockBackendException(what + " got no answer from " + settings.server() + " within " + timeout
+                    + " (the operation timeout)", lockName, e);
+        }
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        if (message.startsWith("Unable to load credentials")) {
+            return new LockBackendException(what + " failed: no AWS credentials were found. Give accessKeyId and "
+                    + "secretAccessKey in the URI, or configure the SDK's default chain. " + message, lockName, e);
+        }
+        return new LockBackendException(what + " failed: could not reach " + settings.server() + ": " + message,
+                lockName, e);
+    }
+
+    /**
+     * A lock item that dlock did not write.
+     *
+     * @param operation what dlock was doing
+     * @param lockName the lock
+     * @param e what is wrong with the item
+     * @return the exception to throw
+     */
+    LockBackendException odd(String operation, String lockName, IllegalStateException e) {
+        return new LockBackendException("the " + operation + " of lock '" + lockName + "' on DynamoDB " + settings
+                + " found an item dlock did not write (" + e.getMessage() + "): check that no other application writes"
+                + " to the table", lockName, e);
+    }
+
+    private String neededPermissions() {
+        StringBuilder b = new StringBuilder("dynamodb:UpdateItem and dynamodb:GetItem");
+        if (settings.renewal == DynamoDbSettings.Renewal.TRANSACTION) {
+            b.append(", dynamodb:TransactWriteItems (renewal=transaction)");
+        }
+        if (settings.createTable) {
+            b.append(", dynamodb:DescribeTable and dynamodb:CreateTable (createTable=true)");
+        }
+        return b.toString();
+    }
+
+    private static boolean interrupted(SdkException e) {
+        if (e instanceof AbortedException) {
+            return true;
+        }
+        if (e instanceof ApiCallTimeoutException || e instanceof ApiCallAttemptTimeoutException) {
+            return false;
+        }
+        for (Throwable t = e.getCause(); t != null; t = t.getCause()) {
+            if (t instanceof InterruptedException
+                    || (t instanceof InterruptedIOException && !(t instanceof java.net.SocketTimeoutException))) {
+                return Thread.currentThread().isInterrupted() || t instanceof InterruptedException;
+            }
+        }
+        return Thread.currentThread().isInterrupted();
+    }
+}

@@ -1,0 +1,112 @@
+package io.dlock.dynamodb;
+
+import io.dlock.tck.ProxiedFixture;
+import io.dlock.tck.ServerControl;
+import io.dlock.tck.TckFixture;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The TCK fixture for DynamoDB: one DynamoDB Local process on a free loopback port, clients that
+ * can be frozen through a TCP proxy (the endpoint in the URI's query points at the proxy), and
+ * control of the server process.
+ */
+public final class DynamoDbFixture extends ProxiedFixture implements TckFixture {
+
+    /** The table the TCK's clients use; the first client creates it. */
+    static final String TABLE = "dlock_tck";
+
+    private final DynamoDbLocal server;
+
+    /** Starts DynamoDB Local for this fixture. */
+    public DynamoDbFixture() {
+        this.server = DynamoDbLocal.start();
+    }
+
+    @Override
+    public String name() {
+        return "dynamodb";
+    }
+
+    /**
+     * A lease of 1 s: DynamoDB Local answers in a few milliseconds on loopback, so renewals every
+     * 333 ms keep a lease comfortably, and the expiry rules stay quick.
+     */
+    @Override
+    public Duration leaseTime() {
+        return Duration.ofSeconds(1);
+    }
+
+    /**
+     * 1 s, like the other backends: DynamoDB Local answers in milliseconds once warm, and the
+     * fixture warms it up (the table creation) before the first rule.
+     */
+    @Override
+    public Duration operationTimeout() {
+        return Duration.ofSeconds(1);
+    }
+
+    @Override
+    protected List<InetSocketAddress> endpoints() {
+        return List.of(server.address());
+    }
+
+    @Override
+    protected String uri(List<InetSocketAddress> endpoints) {
+        return uri(TABLE, endpoints.get(0).getHostString() + ":" + endpoints.get(0).getPort()) + "&createTable=true";
+    }
+
+    /**
+     * A URI for DynamoDB Local's test credentials.
+     *
+     * @param table the table
+     * @param hostPort where the server (or a proxy) listens
+     * @return the URI, without createTable
+     */
+    static String uri(String table, String hostPort) {
+        return "dynamodb://" + table + "?region=" + DynamoDbLocal.REGION + "&endpoint=http://" + hostPort
+                + "&accessKeyId=" + DynamoDbLocal.ACCESS_KEY + "&secretAccessKey=" + DynamoDbLocal.SECRET_KEY;
+    }
+
+    @Override
+    public Optional<String> unreachableUri() {
+        return Optional.of(uri(TABLE, DynamoDbLocal.HOST + ":" + DynamoDbLocal.freePort()));
+    }
+
+    @Override
+    public Optional<ServerControl> server() {
+        return Optional.of(new ServerControl() {
+            @Override
+            public void pause() {
+                server.pause();
+            }
+
+            @Override
+            public void resume() {
+                server.resume();
+            }
+
+            @Override
+            public void kill() {
+                server.kill();
+            }
+
+            @Override
+            public void restart() {
+                server.restart();
+            }
+        });
+    }
+
+    @Override
+    public void close() {
+        server.close();
+    }
+
+    @Override
+    public String toString() {
+        return "DynamoDbFixture{" + server + "}";
+    }
+}
