@@ -1,0 +1,307 @@
+package io.dlock.etcd.internal;
+
+import io.dlock.LockBackendException;
+import io.dlock.spi.AcquireAttempt;
+import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.AttemptResult;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.watch.WatchEvent;
+import io.etcd.jetcd.watch.WatchResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One acquisition: its own key, created on the first try and attached to the client's lease; the
+ * lock is held when no key of the name has a lower create revision. In between, it waits for the
+ * deletion of its immediate predecessor (FIFO, no herd) and of its own key (its lease died while
+ * it waited: it then fails, it is never granted).
+ *
+ * <p>Used by one thread at a time; watch callbacks on jetcd's threads only complete futures and
+ * set flags.
+ */
+final class EtcdAttempt implements AcquireAttempt {
+
+    private static final Logger LOG = LoggerFactory.getLogger(EtcdAttempt.class);
+
+    private final EtcdLockBackend backend;
+    private final AcquireRequest request;
+    private final String name;
+    private final ByteSequence ownKey;
+    private final ByteSequence namePrefix;
+    private final long ttlSeconds;
+    private final long staleNanos;
+
+    private EtcdLease lease;
+    private boolean keyMaybeWritten;
+    private long ownRevision;
+    private long checkedAt;
+    private ByteSequence predecessor;
+    private Watch.Watcher predecessorWatch;
+    private ByteSequence watchedPredecessor;
+    private Watch.Watcher ownWatch;
+    private volatile boolean ownKeyDeleted;
+    private volatile boolean watchFailed;
+    private volatile CompletableFuture<Void> wake = new CompletableFuture<>();
+    private boolean finished;
+
+    EtcdAttempt(EtcdLockBackend backend, AcquireRequest request) {
+        this.backend = backend;
+        this.request = request;
+        this.name = request.name();
+        this.ownKey = backend.keys().key(name, request.ownerId());
+        this.namePrefix = backend.keys().namePrefix(name);
+        this.ttlSeconds = Leases.ttlSeconds(request.leaseTime());
+        // a grant refreshes the lease first if its last refresh is older than 5% of the lease time, so
+        // that the holder's validity and the key's life on the server both run a full lease from the grant
+        this.staleNanos = request.leaseTime().toNanos() / 20;
+    }
+
+    @Override
+    public AttemptResult tryOnce() {
+        if (finished) {
+            throw new IllegalStateException("this attempt at lock '" + name + "' has ended");
+        }
+        backend.ensureOpen(name);
+        long deadline = backend.calls().deadline();
+        // a fresh signal before the request: an event after this try's read wakes the next wait
+        wake = new CompletableFuture<>();
+        if (ownRevision == 0) {
+            return first(deadline);
+        }
+        return check(deadline);
+    }
+
+    /** The first try: create the own key (if absent) and look at the queue, in one transaction. */
+    private AttemptResult first(long deadline) {
+        while (true) {
+            lease = backend.leases().lease(ttlSeconds, deadline, name);
+            Leases.Refresh refresh = stale(lease) ? backend.leases().startRefresh(lease, name) : null;
+            keyMaybeWritten = true;
+            TxnResponse r;
+            try {
+                r = backend.calls().run("acquire", name, deadline, () -> backend.kv().txn()
+                        .If(EtcdOps.absent(ownKey))
+                        .Then(EtcdOps.putWithLease(ownKey, request.ownerId(), lease.id),
+                                EtcdOps.newestTwo(namePrefix))
+                        .Else(EtcdOps.get(ownKey))
+                        .commit(), true);
+            } catch (LeaseGoneException e) {
+                // nothing was written: the lease expired or was revoked; take a new one and try again
+                backend.leases().gone(lease, "a put was answered: lease not found");
+                if (deadline - System.nanoTime() > 0) {
+                    continue;
+                }
+                throw e;
+            }
+            checkedAt = r.getHeader().getRevision();
+            if (!r.isSucceeded()) {
+                // an earlier send of this same transaction created the key and its answer was lost
+                List<KeyValue> own = r.getGetResponses().get(0).getKvs();
+                if (own.isEmpty()) {
+                    throw new LockBackendException("etcd: acquire of lock '" + name + "': the key of this attempt "
+                            + "vanished as it was created", name, null);
+                }
+                ownRevision = own.get(0).getCreateRevision();
+                return check(deadline);
+            }
+            List<KeyValue> newest = r.getGetResponses().get(0).getKvs();
+            if (newest.isEmpty() || !newest.get(0).getKey().equals(ownKey)) {
+                throw new LockBackendException("etcd: acquire of lock '" + name + "': the new key is not the newest "
+                        + "of its name (" + newest.size() + " keys read)", name, null);
+            }
+            ownRevision = newest.get(0).getCreateRevision();
+            if (newest.size() > 1) {
+                predecessor = newest.get(1).getKey();
+                return AttemptResult.busy();
+            }
+            return grant(deadline, refresh);
+        }
+    }
+
+    /** Any later try: is the own key still there, and is there a key before it? */
+    private AttemptResult check(long deadline) {
+        TxnResponse r = backend.calls().run("acquire", name, deadline, () -> backend.kv().txn()
+                .If(EtcdOps.createdAt(ownKey, ownRevision))
+                .Then(EtcdOps.predecessor(namePrefix, ownRevision))
+                .commit(), true);
+        checkedAt = r.getHeader().getRevision();
+        if (!r.isSucceeded()) {
+            ownKeyDeleted = true;
+            throw new LockBackendException("etcd: lock '" + name + "' was not acquired: this waiter's key was "
+                    + "deleted while it waited in the queue (its etcd lease " + (lease == null ? "?" : lease.hexId())
+                    + " expired or was revoked)", name, null);
+        }
+        List<KeyValue> before = r.getGetResponses().get(0).getKvs();
+        if (!before.isEmpty()) {
+            predecessor = before.get(0).getKey();
+            return AttemptResult.busy();
+        }
+        return grant(deadline, null);
+    }
+
+    /**
+     * The key is the oldest of its name: the lock is ours once the lease is known to live a full
+     * lease time from now, at most 5% less.
+     */
+    private AttemptResult grant(long deadline, Leases.Refresh refresh) {
+        if (refresh == null && stale(lease)) {
+            refresh = backend.leases().startRefresh(lease, name);
+        }
+        if (refresh != null) {
+            refresh.await(deadline);
+        }
+        if (lease.isGone()) {
+            throw new LockBackendException("etcd: lock '" + name + "' was not acquired: its etcd lease "
+                    + lease.hexId() + " expired or was revoked", name, null);
+        }
+        Grant grant = new Grant(name, ownKey, ownRevision, lease);
+        lease.grants.add(grant);
+        finished = true;
+        closeWatches();
+        backend.attemptEnded(this);
+        return AttemptResult.granted(ownRevision, grant, lease.lastRefreshSent());
+    }
+
+    private boolean stale(EtcdLease l) {
+        return backend.ticker().nanoTime() - l.lastRefreshSent() > staleNanos;
+    }
+
+    @Override
+    public void awaitTurn(Duration maxWait) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
+        }
+        if (maxWait.isZero() || maxWait.isNegative()) {
+            return;
+        }
+        if (finished || ownRevision == 0 || ownKeyDeleted || backend.isClosed()
+                || (lease != null && lease.isGone())) {
+            // the next try reports it
+            return;
+        }
+        CompletableFuture<Void> signal = wake;
+        try {
+            watch();
+        } catch (RuntimeException e) {
+            // watching is an optimisation: without it the core's bounded poll still finds the turn
+            LOG.debug("dlock: watching the queue of lock '{}' failed; polling instead", name, e);
+        }
+        try {
+            signal.get(Math.min(maxWait.toNanos(), Long.MAX_VALUE / 4), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            // time to try again
+        }
+    }
+
+    /** Makes sure the predecessor and the own key are watched for deletion, from just after the last read. */
+    private void watch() {
+        if (watchFailed) {
+            watchFailed = false;
+            closeWatches();
+        }
+        Watch watch = backend.watch();
+        if (ownWatch == null) {
+            ownWatch = watch.watch(ownKey, EtcdOps.deletesFrom(checkedAt + 1), Watch.listener(
+                    response -> {
+                        if (hasDelete(response)) {
+                            ownKeyDeleted = true;
+                            wake.complete(null);
+                        }
+                    },
+                    error -> onWatchError(),
+                    () -> { }));
+        }
+        if (predecessor != null && !predecessor.equals(watchedPredecessor)) {
+            if (predecessorWatch != null) {
+                predecessorWatch.close();
+            }
+            watchedPredecessor = predecessor;
+            predecessorWatch = watch.watch(predecessor, EtcdOps.deletesFrom(checkedAt + 1), Watch.listener(
+                    response -> {
+                        if (hasDelete(response)) {
+                            wake.complete(null);
+                        }
+                    },
+                    error -> onWatchError(),
+                    () -> { }));
+        }
+    }
+
+    private void onWatchError() {
+        watchFailed = true;
+        wake.complete(null);
+    }
+
+    private static boolean hasDelete(WatchResponse response) {
+        for (WatchEvent e : response.getEvents()) {
+            if (e.getEventType() == WatchEvent.EventType.DELETE) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void closeWatches() {
+        if (predecessorWatch != null) {
+            closeQuietly(predecessorWatch);
+            predecessorWatch = null;
+            watchedPredecessor = null;
+        }
+        if (ownWatch != null) {
+            closeQuietly(ownWatch);
+            ownWatch = null;
+        }
+    }
+
+    private void closeQuietly(Watch.Watcher w) {
+        try {
+            w.close();
+        } catch (RuntimeException e) {
+            LOG.debug("dlock: closing a watch of lock '{}' failed", name, e);
+        }
+    }
+
+    /** Wakes a wait at once; the client is closing. */
+    void wakeUp() {
+        wake.complete(null);
+    }
+
+    /** A lease of this client is gone: if it is this attempt's, its key went with it. */
+    void leaseGone(EtcdLease gone) {
+        if (gone == lease) {
+            wake.complete(null);
+        }
+    }
+
+    @Override
+    public void abandon() {
+        if (finished) {
+            return;
+        }
+        finished = true;
+        backend.attemptEnded(this);
+        try {
+            closeWatches();
+        } catch (RuntimeException e) {
+            LOG.debug("dlock: closing the watches of lock '{}' failed", name, e);
+        }
+        if (!keyMaybeWritten || ownKeyDeleted || (lease != null && lease.isGone())) {
+            return;
+        }
+        backend.deleteKey(name, ownKey, ownRevision, lease);
+    }
+
+    @Override
+    public String toString() {
+        return "EtcdAttempt{" + name + (ownRevision == 0 ? "" : ", revision " + ownRevision) + "}";
+    }
+}

@@ -1,0 +1,495 @@
+package io.dlock.etcd.internal;
+
+import io.dlock.Capability;
+import io.dlock.LockBackendException;
+import io.dlock.LockHolder;
+import io.dlock.Ticker;
+import io.dlock.spi.AcquireAttempt;
+import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.BackendContext;
+import io.dlock.spi.HeldLock;
+import io.dlock.spi.LockBackend;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.ClientBuilder;
+import io.etcd.jetcd.KV;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Op;
+import io.grpc.netty.GrpcSslContexts;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.TrustManagerFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The etcd {@link LockBackend}, on jetcd. Public only so that {@code io.dlock.etcd.EtcdLockProvider}
+ * can open it; not an API.
+ *
+ * <p>Every call ends within about the operation timeout. Thread-safe.
+ */
+public final class EtcdLockBackend implements LockBackend {
+
+    private static final Logger LOG = LoggerFactory.getLogger(EtcdLockBackend.class);
+
+    private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(Capability.FENCING,
+            Capability.NOTIFY_WAITERS, Capability.FAIR, Capability.HOLDER_QUERY, Capability.SURVIVES_SERVER_FAILOVER));
+
+    /** The most keys one renewal check reads in one transaction (etcd allows 128 operations by default). */
+    static final int CHECK_BATCH = 64;
+
+    private static final long SWEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
+    private final EtcdSettings settings;
+    private final BackendContext context;
+    private final Keys keys;
+    private final Client client;
+    private final KV kv;
+    private final ExecutorService jetcdExecutor;
+    private final ScheduledThreadPoolExecutor scheduler;
+    private final Calls calls;
+    private final Leases leases;
+    private final Set<EtcdAttempt> attempts = ConcurrentHashMap.newKeySet();
+    private final Set<PendingDelete> pendingDeletes = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean sweepScheduled = new AtomicBoolean();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile Watch watch;
+
+    private EtcdLockBackend(BackendContext context, EtcdSettings settings, TrustManagerFactory trust) {
+        this.context = context;
+        this.settings = settings;
+        this.keys = new Keys(settings.prefix);
+        SslContext ssl = settings.tls ? sslContext(settings, trust) : null;
+        this.scheduler = new ScheduledThreadPoolExecutor(1, context.threadFactory());
+        this.scheduler.setRemoveOnCancelPolicy(true);
+        this.jetcdExecutor = Executors.newCachedThreadPool(context.threadFactory());
+        ClientBuilder b = Client.builder()
+                .endpoints(settings.endpoints().toArray(new URI[0]))
+                .executorService(jetcdExecutor)
+                .connectTimeout(Duration.ofMillis(Math.max(1, Math.min(Integer.MAX_VALUE,
+                        context.operationTimeout().toMillis()))))
+                // this backend retries idempotent requests itself, within each call's deadline
+                .retryMaxAttempts(0)
+                .waitForReady(true);
+        if (settings.user != null) {
+            b.user(ByteSequence.from(settings.user, StandardCharsets.UTF_8))
+                    .password(ByteSequence.from(settings.password, StandardCharsets.UTF_8));
+        }
+        if (ssl != null) {
+            b.sslContext(ssl);
+        }
+        try {
+            this.client = b.build();
+        } catch (RuntimeException e) {
+            scheduler.shutdownNow();
+            jetcdExecutor.shutdownNow();
+            throw new IllegalArgumentException("uri: jetcd cannot use '" + settings + "': " + e.getMessage(), e);
+        }
+        this.kv = client.getKVClient();
+        this.calls = new Calls(settings, context.ticker(), context.operationTimeout(), closed::get);
+        this.leases = new Leases(client.getLeaseClient(), calls, scheduler, context.ticker(), context.events(),
+                context.operationTimeout(), settings.server(), this::leaseGone);
+    }
+
+    /**
+     * Opens a backend for one client; no I/O.
+     *
+     * @param context the client's URI, timeouts, clocks, thread factory and event sink
+     * @param trust the trust for {@code etcds://} connections, or null for the {@code caFile} URI
+     *     parameter or else the JVM's default
+     * @return the backend
+     * @throws IllegalArgumentException if the URI is not valid for etcd, naming the part
+     */
+    public static EtcdLockBackend open(BackendContext context, TrustManagerFactory trust) {
+        return new EtcdLockBackend(context, EtcdSettings.from(context.uri()), trust);
+    }
+
+    private static SslContext sslContext(EtcdSettings settings, TrustManagerFactory trust) {
+        try {
+            SslContextBuilder b = GrpcSslContexts.forClient();
+            if (trust != null) {
+                b.trustManager(trust);
+            } else if (settings.caFile != null) {
+                b.trustManager(settings.caFile.toFile());
+            }
+            if (settings.certFile != null) {
+                b.keyManager(settings.certFile.toFile(), settings.keyFile.toFile());
+            }
+            return b.build();
+        } catch (SSLException | RuntimeException e) {
+            throw new IllegalArgumentException("uri: the TLS settings of '" + settings + "' are not usable (caFile, "
+                    + "certFile, keyFile must be PEM files, the key in PKCS#8): " + e.getMessage(), e);
+        }
+    }
+
+    // ---- for the attempts ----
+
+    Keys keys() {
+        return keys;
+    }
+
+    Calls calls() {
+        return calls;
+    }
+
+    Leases leases() {
+        return leases;
+    }
+
+    KV kv() {
+        return kv;
+    }
+
+    Ticker ticker() {
+        return context.ticker();
+    }
+
+    Watch watch() {
+        Watch w = watch;
+        if (w == null) {
+            synchronized (this) {
+                if (watch == null) {
+                    ensureOpen(null);
+                    watch = client.getWatchClient();
+                }
+                w = watch;
+            }
+        }
+        return w;
+    }
+
+    boolean isClosed() {
+        return closed.get();
+    }
+
+    void ensureOpen(String lockName) {
+        if (closed.get()) {
+            throw new LockBackendException("etcd: the lock client is closed", lockName, null);
+        }
+    }
+
+    void attemptEnded(EtcdAttempt attempt) {
+        attempts.remove(attempt);
+    }
+
+    private void leaseGone(EtcdLease lease) {
+        for (EtcdAttempt a : attempts) {
+            a.leaseGone(lease);
+        }
+    }
+
+    /**
+     * Deletes the key of an acquisition that gave up, only if it is still the key created at
+     * {@code revision} (or, with revision 0, whatever is at this owner's key). Tries once, briefly;
+     * if that fails, keeps trying in the background until it succeeds or the key's lease is gone.
+     * Never throws.
+     */
+    void deleteKey(String name, ByteSequence key, long revision, EtcdLease lease) {
+        PendingDelete p = new PendingDelete(name, key, revision, lease);
+        long timeout = context.operationTimeout().toNanos();
+        // undoing is a courtesy the caller should not wait long for: a quarter of the timeout, at least 50 ms
+        long deadline = System.nanoTime() + Math.max(Math.min(timeout, TimeUnit.MILLISECONDS.toNanos(50)), timeout / 4);
+        try {
+            calls.run("abandon", name, deadline, p::send, true);
+        } catch (RuntimeException e) {
+            LOG.debug("dlock: deleting the key of an abandoned attempt at lock '{}' failed; retrying in the background",
+                    name, e);
+            deleteLater(p);
+        }
+    }
+
+    private void deleteLater(PendingDelete p) {
+        if (closed.get()) {
+            return;
+        }
+        pendingDeletes.add(p);
+        scheduleSweep();
+    }
+
+    private void scheduleSweep() {
+        if (closed.get() || !sweepScheduled.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            scheduler.schedule(this::sweep, SWEEP_NANOS, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            sweepScheduled.set(false);
+        }
+    }
+
+    /** Retries the deletes that failed; asynchronous, never blocks the scheduler thread. */
+    private void sweep() {
+        sweepScheduled.set(false);
+        if (closed.get()) {
+            return;
+        }
+        for (PendingDelete p : pendingDeletes) {
+            if (p.lease != null && p.lease.isGone()) {
+                pendingDeletes.remove(p); // the key went with its lease
+                continue;
+            }
+            if (!p.inFlight.compareAndSet(false, true)) {
+                continue;
+            }
+            CompletableFuture<TxnResponse> f;
+            try {
+                f = p.send();
+            } catch (RuntimeException e) {
+                p.inFlight.set(false);
+                continue;
+            }
+            scheduler.schedule(() -> f.cancel(true), context.operationTimeout().toNanos(), TimeUnit.NANOSECONDS);
+            f.whenComplete((r, t) -> {
+                p.inFlight.set(false);
+                if (t == null) {
+                    pendingDeletes.remove(p);
+                    if (p.lease != null) {
+                        p.lease.grants.removeIf(g -> g.key.equals(p.key));
+                    }
+                    LOG.debug("dlock: deleted the key of lock '{}' in the background", p.name);
+                } else {
+                    scheduleSweep();
+                }
+            });
+        }
+        if (!pendingDeletes.isEmpty()) {
+            scheduleSweep();
+        }
+    }
+
+    /** A delete to retry: owner-checked by the key's create revision when it is known. */
+    private final class PendingDelete {
+        final String name;
+        final ByteSequence key;
+        final long revision;
+        final EtcdLease lease;
+        final AtomicBoolean inFlight = new AtomicBoolean();
+
+        PendingDelete(String name, ByteSequence key, long revision, EtcdLease lease) {
+            this.name = name;
+            this.key = key;
+            this.revision = revision;
+            this.lease = lease;
+        }
+
+        CompletableFuture<TxnResponse> send() {
+            if (revision == 0) {
+                // the attempt's answer was lost before it learnt the revision: the key is this
+                // attempt's own (its owner id is fresh), so whatever is there is ours
+                return kv.txn().Then(EtcdOps.delete(key)).commit();
+            }
+            return kv.txn().If(EtcdOps.createdAt(key, revision)).Then(EtcdOps.delete(key)).commit();
+        }
+    }
+
+    // ---- LockBackend ----
+
+    /** @return {@code FENCING}, {@code NOTIFY_WAITERS}, {@code FAIR}, {@code HOLDER_QUERY}, {@code SURVIVES_SERVER_FAILOVER} */
+    @Override
+    public Set<Capability> capabilities() {
+        return CAPABILITIES;
+    }
+
+    /** @return 2 s: etcd leases have whole-second TTLs and a server minimum of about 2 s */
+    @Override
+    public Duration minimumLeaseTime() {
+        return Duration.ofSeconds(2);
+    }
+
+    @Override
+    public AcquireAttempt newAttempt(AcquireRequest request) {
+        EtcdAttempt attempt = new EtcdAttempt(this, request);
+        attempts.add(attempt);
+        if (closed.get()) {
+            attempts.remove(attempt);
+        }
+        return attempt;
+    }
+
+    private static Grant grantOf(HeldLock lock) {
+        Object state = lock.backendState();
+        if (!(state instanceof Grant)) {
+            throw new IllegalArgumentException("lock '" + lock.name() + "' was not granted by this etcd backend");
+        }
+        Grant g = (Grant) state;
+        g.held = lock;
+        return g;
+    }
+
+    /**
+     * Renews held locks: one keep-alive per distinct etcd lease in the batch (so the cost does not
+     * grow with the number of locks), and, in parallel, one read of the locks' keys per
+     * {@value #CHECK_BATCH} locks to find those that are gone. A lock is renewed when its lease
+     * answered the keep-alive and its key still exists with its create revision.
+     */
+    @Override
+    public boolean[] renew(List<? extends HeldLock> locks) {
+        ensureOpen(null);
+        long deadline = calls.deadline();
+        int n = locks.size();
+        Grant[] grants = new Grant[n];
+        Map<EtcdLease, Leases.Refresh> refreshes = new IdentityHashMap<>();
+        for (int i = 0; i < n; i++) {
+            grants[i] = grantOf(locks.get(i));
+            EtcdLease lease = grants[i].lease;
+            if (!lease.isGone() && !refreshes.containsKey(lease)) {
+                refreshes.put(lease, leases.startRefresh(lease, n == 1 ? grants[i].name : null));
+            }
+        }
+        List<Calls.Call<TxnResponse>> checks = new ArrayList<>();
+        for (int from = 0; from < n; from += CHECK_BATCH) {
+            int to = Math.min(n, from + CHECK_BATCH);
+            Op[] ops = new Op[to - from];
+            for (int i = from; i < to; i++) {
+                ops[i - from] = EtcdOps.revisions(grants[i].key);
+            }
+            checks.add(calls.start("renewal", n == 1 ? grants[0].name : null, () -> kv.txn().Then(ops).commit(), true));
+        }
+        LockBackendException failure = null;
+        for (Leases.Refresh r : refreshes.values()) {
+            try {
+                r.await(deadline);
+            } catch (LeaseGoneException e) {
+                // reported by Leases; its locks answer false below
+            } catch (LockBackendException e) {
+                failure = failure == null ? e : failure;
+            }
+        }
+        boolean[] renewed = new boolean[n];
+        for (int c = 0; c < checks.size(); c++) {
+            TxnResponse r;
+            try {
+                r = checks.get(c).await(deadline);
+            } catch (LockBackendException e) {
+                failure = failure == null ? e : failure;
+                continue;
+            }
+            List<GetResponse> reads = r.getGetResponses();
+            for (int j = 0; j < reads.size(); j++) {
+                int i = c * CHECK_BATCH + j;
+                List<KeyValue> kvs = reads.get(j).getKvs();
+                renewed[i] = !kvs.isEmpty() && kvs.get(0).getCreateRevision() == grants[i].revision;
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+        for (int i = 0; i < n; i++) {
+            if (grants[i].lease.isGone()) {
+                renewed[i] = false;
+            }
+            if (!renewed[i]) {
+                grants[i].lease.grants.remove(grants[i]);
+            }
+        }
+        return renewed;
+    }
+
+    /**
+     * Deletes the lock's key if it is still the one created at the grant's revision: a late or
+     * repeated release finds a different revision (or no key) and does nothing. A release that
+     * fails is retried in the background, so that the key does not outlive the release while the
+     * client keeps its lease alive.
+     */
+    @Override
+    public boolean release(HeldLock lock) {
+        Grant g = grantOf(lock);
+        ensureOpen(g.name);
+        PendingDelete p = new PendingDelete(g.name, g.key, g.revision, g.lease);
+        TxnResponse r;
+        try {
+            r = calls.run("release", g.name, calls.deadline(), p::send, true);
+        } catch (LockBackendException e) {
+            if (!g.lease.isGone()) {
+                deleteLater(p);
+            }
+            throw e;
+        }
+        g.lease.grants.remove(g);
+        return r.isSucceeded();
+    }
+
+    /** @return the owner and token of the oldest key of the name, which holds the lock */
+    @Override
+    public Optional<LockHolder> holder(String name) {
+        ensureOpen(name);
+        GetResponse r = calls.run("holder query", name, calls.deadline(),
+                () -> kv.get(keys.namePrefix(name), EtcdOps.oldest()), true);
+        if (r.getKvs().isEmpty()) {
+            return Optional.empty();
+        }
+        KeyValue kv0 = r.getKvs().get(0);
+        return Optional.of(new LockHolder(name, kv0.getValue().toString(StandardCharsets.UTF_8),
+                kv0.getCreateRevision(), null));
+    }
+
+    /**
+     * Wakes waiting attempts, stops the keep-alives, revokes the client's leases (deleting every
+     * key it still has) and closes jetcd. Never throws.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        for (EtcdAttempt a : attempts) {
+            a.wakeUp();
+        }
+        pendingDeletes.clear();
+        try {
+            leases.close(calls.deadline());
+        } catch (RuntimeException e) {
+            LOG.debug("dlock: revoking etcd leases on close failed", e);
+        }
+        scheduler.shutdownNow();
+        try {
+            client.close();
+        } catch (RuntimeException e) {
+            LOG.debug("dlock: closing the jetcd client failed", e);
+        }
+        jetcdExecutor.shutdownNow();
+        try {
+            long wait = Math.min(TimeUnit.SECONDS.toNanos(2), context.operationTimeout().toNanos());
+            if (!scheduler.awaitTermination(wait, TimeUnit.NANOSECONDS)
+                    || !jetcdExecutor.awaitTermination(wait, TimeUnit.NANOSECONDS)) {
+                LOG.debug("dlock: etcd backend threads still running after close");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "EtcdLockBackend{" + settings + "}";
+    }
+
+    /** @return the scheduler, for tests */
+    ScheduledExecutorService scheduler() {
+        return scheduler;
+    }
+}

@@ -1,0 +1,62 @@
+package io.dlock.etcd.internal;
+
+import io.etcd.jetcd.ByteSequence;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The key layout, for a prefix {@code P} (default {@code dlock/}):
+ * {@code P locks/ENCODED_NAME/OWNER_ID}, one key per acquisition (holder or queued waiter), whose
+ * value is the owner id and whose lease is the client's etcd lease.
+ *
+ * <p>{@code ENCODED_NAME} is the lock name's UTF-8 bytes with every byte outside
+ * {@code [A-Za-z0-9_-]} written as {@code %XX} (upper-case hex). The encoding is injective and
+ * never contains {@code /}, so the {@code /} after it ends the name: the keys of {@code a} are not
+ * in the prefix range of {@code ab}, nor those of {@code a/b} in that of {@code a}.
+ */
+final class Keys {
+
+    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+
+    private final String root;
+
+    Keys(String prefix) {
+        this.root = prefix + "locks/";
+    }
+
+    /** @return the prefix of every key of one lock name, ending in {@code /} */
+    ByteSequence namePrefix(String name) {
+        return ByteSequence.from(nameString(name), StandardCharsets.UTF_8);
+    }
+
+    /** @return the key of one acquisition */
+    ByteSequence key(String name, String ownerId) {
+        return ByteSequence.from(nameString(name) + ownerId, StandardCharsets.UTF_8);
+    }
+
+    private String nameString(String name) {
+        return root + encode(name) + "/";
+    }
+
+    /** Percent-encodes every UTF-8 byte outside {@code [A-Za-z0-9_-]}. */
+    static String encode(String name) {
+        byte[] bytes = name.getBytes(StandardCharsets.UTF_8);
+        ByteArrayOutputStream out = new ByteArrayOutputStream(bytes.length + 8);
+        for (byte b : bytes) {
+            int c = b & 0xff;
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-') {
+                out.write(c);
+            } else {
+                out.write('%');
+                out.write(HEX[c >> 4]);
+                out.write(HEX[c & 0xf]);
+            }
+        }
+        return out.toString(StandardCharsets.US_ASCII);
+    }
+
+    @Override
+    public String toString() {
+        return root;
+    }
+}

@@ -1,0 +1,333 @@
+package io.dlock.etcd.internal;
+
+import io.dlock.LockBackendException;
+import io.dlock.LostReason;
+import io.dlock.Ticker;
+import io.dlock.spi.BackendEvents;
+import io.dlock.spi.HeldLock;
+import io.etcd.jetcd.Lease;
+import io.etcd.jetcd.lease.LeaseGrantResponse;
+import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The client's etcd leases: one per distinct TTL, granted on first use, kept alive by this class
+ * every third of the TTL with single keep-alive requests (no long-lived keep-alive stream that
+ * could end unnoticed), and replaced when etcd says one is gone, after reporting the locks that
+ * were attached to it as lost. Thread-safe.
+ */
+final class Leases {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Leases.class);
+
+    private static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+
+    private final Lease client;
+    private final Calls calls;
+    private final ScheduledExecutorService scheduler;
+    private final Ticker ticker;
+    private final BackendEvents events;
+    private final long timeoutNanos;
+    private final String server;
+    private final Consumer<EtcdLease> onGone;
+    private final ConcurrentHashMap<Long, EtcdLease> live = new ConcurrentHashMap<>();
+    private final ReentrantLock grantLock = new ReentrantLock();
+    private volatile boolean closed;
+
+    Leases(Lease client, Calls calls, ScheduledExecutorService scheduler, Ticker ticker, BackendEvents events,
+           Duration timeout, String server, Consumer<EtcdLease> onGone) {
+        this.client = client;
+        this.calls = calls;
+        this.scheduler = scheduler;
+        this.ticker = ticker;
+        this.events = events;
+        this.timeoutNanos = timeout.toNanos();
+        this.server = server;
+        this.onGone = onGone;
+    }
+
+    /** @return the whole seconds of TTL that cover a lease time: rounded up, at least 1 */
+    static long ttlSeconds(Duration leaseTime) {
+        long nanos = leaseTime.toNanos();
+        long seconds = nanos / 1_000_000_000L + (nanos % 1_000_000_000L == 0 ? 0 : 1);
+        return Math.max(1, seconds);
+    }
+
+    /**
+     * Returns the live lease for a TTL, granting one if there is none.
+     *
+     * @param ttlSeconds the TTL
+     * @param deadline on {@link System#nanoTime()}
+     * @param lockName for messages
+     * @return the lease
+     * @throws LockBackendException if a grant was needed and failed
+     */
+    EtcdLease lease(long ttlSeconds, long deadline, String lockName) {
+        EtcdLease lease = live.get(ttlSeconds);
+        if (lease != null && !lease.isGone()) {
+            return lease;
+        }
+        boolean locked = false;
+        try {
+            locked = grantLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            try {
+                locked = grantLock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException again) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (!locked) {
+            throw new LockBackendException("etcd: granting a lease for lock '" + lockName + "' got no answer within "
+                    + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms from " + server, lockName, null);
+        }
+        try {
+            lease = live.get(ttlSeconds);
+            if (lease != null && !lease.isGone()) {
+                return lease;
+            }
+            ensureOpen(lockName);
+            Calls.Call<LeaseGrantResponse> call = calls.start("lease grant", lockName, () -> client.grant(ttlSeconds), true);
+            LeaseGrantResponse r = call.await(deadline);
+            if (r.getTTL() < ttlSeconds) {
+                // etcd raises a TTL to its minimum, never lowers it; a shorter lease would end before the holder knows
+                revokeQuietly(r.getID());
+                throw new LockBackendException("etcd: " + server + " granted a lease of " + r.getTTL()
+                        + " s where " + ttlSeconds + " s were asked", lockName, null);
+            }
+            lease = new EtcdLease(r.getID(), ttlSeconds, call.sentAt());
+            live.put(ttlSeconds, lease);
+            LOG.debug("dlock: etcd lease {} granted, ttl {} s (etcd: {} s)", lease.hexId(), ttlSeconds, r.getTTL());
+            scheduleKeepAlive(lease, intervalNanos(lease));
+            return lease;
+        } finally {
+            grantLock.unlock();
+        }
+    }
+
+    /**
+     * Starts a keep-alive of a lease; {@link Refresh#await} waits for it and records it.
+     *
+     * @param lease the lease
+     * @param lockName for messages
+     * @return the refresh in flight
+     */
+    Refresh startRefresh(EtcdLease lease, String lockName) {
+        return new Refresh(lease, calls.start("lease keep-alive", lockName, () -> client.keepAliveOnce(lease.id), true),
+                lockName);
+    }
+
+    /** A keep-alive in flight. */
+    final class Refresh {
+        final EtcdLease lease;
+        private final Calls.Call<LeaseKeepAliveResponse> call;
+        private final String lockName;
+
+        private Refresh(EtcdLease lease, Calls.Call<LeaseKeepAliveResponse> call, String lockName) {
+            this.lease = lease;
+            this.call = call;
+            this.lockName = lockName;
+        }
+
+        /**
+         * Waits for the keep-alive; on success the lease's refresh time moves on.
+         *
+         * @param deadline on {@link System#nanoTime()}
+         * @throws LeaseGoneException if the lease is gone (it is then reported and replaced)
+         * @throws LockBackendException if the outcome is unknown
+         */
+        void await(long deadline) {
+            LeaseKeepAliveResponse r;
+            try {
+                r = call.await(deadline);
+            } catch (LeaseGoneException e) {
+                gone(lease, "a keep-alive was answered: lease not found");
+                throw e;
+            }
+            if (r.getTTL() <= 0) {
+                gone(lease, "a keep-alive was answered with TTL " + r.getTTL());
+                throw new LeaseGoneException("etcd: lease keep-alive" + (lockName == null ? "" : " of lock '" + lockName
+                        + "'") + " failed: the etcd lease expired or was revoked", lockName, null);
+            }
+            lease.refreshed(call.sentAt());
+        }
+    }
+
+    private long intervalNanos(EtcdLease lease) {
+        return TimeUnit.SECONDS.toNanos(lease.ttlSeconds) / 3;
+    }
+
+    private void scheduleKeepAlive(EtcdLease lease, long delayNanos) {
+        if (closed || lease.isGone()) {
+            return;
+        }
+        try {
+            ScheduledFuture<?> task = scheduler.schedule(() -> keepAlive(lease), Math.max(0, delayNanos),
+                    TimeUnit.NANOSECONDS);
+            lease.setKeeperTask(task);
+        } catch (RejectedExecutionException e) {
+            // closing
+        }
+    }
+
+    /** The background keep-alive: asynchronous, never blocks the scheduler thread. */
+    private void keepAlive(EtcdLease lease) {
+        if (closed || lease.isGone()) {
+            return;
+        }
+        long interval = intervalNanos(lease);
+        long age = ticker.nanoTime() - lease.lastRefreshSent();
+        if (age < interval - interval / 10) {
+            // a renewal or an acquire refreshed it meanwhile
+            scheduleKeepAlive(lease, interval - age);
+            return;
+        }
+        long sentAt = ticker.nanoTime();
+        CompletableFuture<LeaseKeepAliveResponse> f;
+        try {
+            f = client.keepAliveOnce(lease.id);
+        } catch (RuntimeException e) {
+            LOG.debug("dlock: keep-alive of etcd lease {} could not be sent", lease.hexId(), e);
+            scheduleKeepAlive(lease, Math.min(interval / 2, RETRY_NANOS));
+            return;
+        }
+        ScheduledFuture<?> timeout;
+        try {
+            timeout = scheduler.schedule(() -> f.cancel(true), timeoutNanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            f.cancel(true);
+            return;
+        }
+        f.whenComplete((r, t) -> {
+            timeout.cancel(false);
+            if (t == null && r.getTTL() > 0) {
+                lease.refreshed(sentAt);
+                scheduleKeepAlive(lease, interval - (ticker.nanoTime() - sentAt));
+            } else if (t == null || Calls.leaseNotFound(t)) {
+                goneAsync(lease, "the background keep-alive was answered: lease not found");
+            } else {
+                if (!closed) {
+                    LOG.debug("dlock: keep-alive of etcd lease {} failed, retrying: {}", lease.hexId(),
+                            calls.scrub(Calls.describe(t)));
+                }
+                scheduleKeepAlive(lease, Math.min(interval / 2, RETRY_NANOS));
+            }
+        });
+    }
+
+    private void goneAsync(EtcdLease lease, String why) {
+        try {
+            scheduler.execute(() -> gone(lease, why));
+        } catch (RejectedExecutionException e) {
+            gone(lease, why);
+        }
+    }
+
+    /**
+     * etcd said the lease is gone: stop using it, report the locks on it as lost, wake the
+     * acquisitions queued with it (their keys went with it). Idempotent.
+     */
+    void gone(EtcdLease lease, String why) {
+        if (!lease.markGone()) {
+            return;
+        }
+        live.remove(lease.ttlSeconds, lease);
+        if (closed) {
+            return;
+        }
+        onGone.accept(lease);
+        List<HeldLock> known = new ArrayList<>();
+        int unknown = 0;
+        for (Grant g : lease.grants) {
+            HeldLock h = g.held;
+            if (h != null) {
+                known.add(h);
+            } else {
+                unknown++;
+            }
+        }
+        lease.grants.clear();
+        LOG.warn("dlock: etcd lease {} (ttl {} s) at {} expired or was revoked ({}); {} held lock(s) on it are lost",
+                lease.hexId(), lease.ttlSeconds, server, why, known.size() + unknown);
+        if (unknown > 0 && !otherLeaseHasGrants(lease)) {
+            // some grants were never shown to the backend as HeldLock yet: the only way to name them
+            // is to say that every lease of this client is lost, which is exact when no other etcd
+            // lease holds anything
+            events.allLeasesLost(LostReason.SESSION_LOST);
+        } else {
+            for (HeldLock h : known) {
+                events.leaseLost(h, LostReason.SESSION_LOST);
+            }
+        }
+    }
+
+    private boolean otherLeaseHasGrants(EtcdLease except) {
+        for (EtcdLease l : live.values()) {
+            if (l != except && !l.grants.isEmpty()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void ensureOpen(String lockName) {
+        if (closed) {
+            throw new LockBackendException("etcd: the lock client is closed", lockName, null);
+        }
+    }
+
+    private void revokeQuietly(long id) {
+        try {
+            client.revoke(id);
+        } catch (RuntimeException e) {
+            LOG.debug("dlock: revoking etcd lease {} failed", Long.toHexString(id), e);
+        }
+    }
+
+    /**
+     * Stops the keep-alives and revokes every lease, which deletes every key this client still
+     * has; waits at most until the deadline.
+     */
+    void close(long deadline) {
+        closed = true;
+        List<CompletableFuture<?>> revokes = new ArrayList<>();
+        for (EtcdLease lease : live.values()) {
+            lease.markGone();
+            try {
+                revokes.add(client.revoke(lease.id));
+            } catch (RuntimeException e) {
+                LOG.debug("dlock: revoking etcd lease {} failed", lease.hexId(), e);
+            }
+        }
+        live.clear();
+        for (CompletableFuture<?> f : revokes) {
+            try {
+                f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (Exception e) {
+                LOG.debug("dlock: revoking an etcd lease on close failed; its keys end with its TTL: {}",
+                        calls.scrub(Calls.describe(e)));
+            }
+        }
+    }
+
+    /** @return the live leases, for tests */
+    List<EtcdLease> live() {
+        return new ArrayList<>(live.values());
+    }
+}

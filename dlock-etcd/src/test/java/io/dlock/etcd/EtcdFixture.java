@@ -1,0 +1,97 @@
+package io.dlock.etcd;
+
+import io.dlock.tck.ProxiedFixture;
+import io.dlock.tck.ServerControl;
+import io.dlock.tck.TckFixture;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Collectors;
+
+/**
+ * The TCK fixture for etcd: one real {@code etcd} on free loopback ports, clients that can be
+ * frozen through a TCP proxy, and control of the server process. Lease time 2 s: etcd leases have
+ * whole-second TTLs and the backend's minimum is 2 s.
+ */
+public final class EtcdFixture extends ProxiedFixture implements TckFixture {
+
+    private final EtcdCluster cluster;
+
+    /** Starts an etcd for this fixture. */
+    public EtcdFixture() {
+        this.cluster = EtcdCluster.single();
+    }
+
+    @Override
+    public String name() {
+        return "etcd";
+    }
+
+    @Override
+    public Duration leaseTime() {
+        return Duration.ofSeconds(2);
+    }
+
+    @Override
+    public Duration operationTimeout() {
+        return Duration.ofSeconds(1);
+    }
+
+    @Override
+    protected List<InetSocketAddress> endpoints() {
+        return cluster.addresses();
+    }
+
+    @Override
+    protected String uri(List<InetSocketAddress> endpoints) {
+        return "etcd://" + endpoints.stream().map(a -> a.getHostString() + ":" + a.getPort())
+                .collect(Collectors.joining(","));
+    }
+
+    @Override
+    public Optional<String> unreachableUri() {
+        return Optional.of("etcd://" + EtcdCluster.HOST + ":" + EtcdCluster.freePort());
+    }
+
+    @Override
+    public Optional<ServerControl> server() {
+        EtcdCluster.Member m = cluster.member(0);
+        return Optional.of(new ServerControl() {
+            @Override
+            public void pause() {
+                m.pause();
+            }
+
+            @Override
+            public void resume() {
+                m.resume();
+            }
+
+            @Override
+            public void kill() {
+                m.kill();
+            }
+
+            @Override
+            public void restart() {
+                m.restart();
+            }
+        });
+    }
+
+    /** @return the server, for the backend's own tests */
+    EtcdCluster cluster() {
+        return cluster;
+    }
+
+    @Override
+    public void close() {
+        cluster.close();
+    }
+
+    @Override
+    public String toString() {
+        return "EtcdFixture{" + cluster + "}";
+    }
+}
