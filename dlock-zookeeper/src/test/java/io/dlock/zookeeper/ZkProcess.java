@@ -83,7 +83,8 @@ public final class ZkProcess implements ServerControl, AutoCloseable {
 
     private void signal(String sig) {
         try {
-            Process kill = new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid())).inheritIO().start();
+            // the shell's built-in kill: present wherever /bin/sh is, unlike /bin/kill (procps)
+            Process kill = new ProcessBuilder("sh", "-c", "kill -" + sig + " " + process.pid()).inheritIO().start();
             if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
                 throw new IllegalStateException("kill -" + sig + " failed");
             }

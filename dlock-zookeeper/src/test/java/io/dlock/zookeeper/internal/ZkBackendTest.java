@@ -188,6 +188,13 @@ class ZkBackendTest {
                 throw new IllegalStateException(e);
             }
         }, Duration.ofSeconds(10)), "the empty per-name parent (a container node) was deleted");
+        assertTrue(eventually(() -> {
+            try {
+                return raw.checkExists().forPath("/t6") == null;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }, Duration.ofSeconds(10)), "and then the empty prefix node (a container too)");
         assertNotNull(acquire(b, name, Duration.ZERO), "and the name works again");
     }
 
