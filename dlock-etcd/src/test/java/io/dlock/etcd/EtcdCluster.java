@@ -273,6 +273,15 @@ final class EtcdCluster implements AutoCloseable {
             return memberId;
         }
 
+        /** @return the member's Prometheus metrics, with the HTTP header */
+        String metrics() {
+            String m = get("/metrics");
+            if (m == null) {
+                throw new IllegalStateException(name + " did not answer GET /metrics");
+            }
+            return m;
+        }
+
         String readLog() {
             try {
                 return Files.exists(log()) ? Files.readString(log(), StandardCharsets.UTF_8) : "(no log)";

@@ -32,6 +32,8 @@ final class EtcdAttempt implements AcquireAttempt {
 
     private static final Logger LOG = LoggerFactory.getLogger(EtcdAttempt.class);
 
+    private static final long WATCH_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
     private final EtcdLockBackend backend;
     private final AcquireRequest request;
     private final String name;
@@ -50,6 +52,8 @@ final class EtcdAttempt implements AcquireAttempt {
     private Watch.Watcher ownWatch;
     private volatile boolean ownKeyDeleted;
     private volatile boolean watchFailed;
+    private long watchAgainAt;
+    private boolean watchPaused;
     private volatile CompletableFuture<Void> wake = new CompletableFuture<>();
     private boolean finished;
 
@@ -205,8 +209,18 @@ final class EtcdAttempt implements AcquireAttempt {
     /** Makes sure the predecessor and the own key are watched for deletion, from just after the last read. */
     private void watch() {
         if (watchFailed) {
+            // a watch that fails (no leader, compacted revision, permissions) is made again, but not at
+            // once: until then the core's bounded poll finds the turn, without a storm of new watches
             watchFailed = false;
             closeWatches();
+            watchPaused = true;
+            watchAgainAt = System.nanoTime() + WATCH_RETRY_NANOS;
+        }
+        if (watchPaused) {
+            if (System.nanoTime() - watchAgainAt < 0) {
+                return;
+            }
+            watchPaused = false;
         }
         Watch watch = backend.watch();
         if (ownWatch == null) {

@@ -1,0 +1,408 @@
+package io.dlock.etcd;
+
+import static io.dlock.etcd.TestSupport.admin;
+import static io.dlock.etcd.TestSupport.await;
+import static io.dlock.etcd.TestSupport.keysOf;
+import static io.dlock.etcd.TestSupport.name;
+import static io.dlock.etcd.TestSupport.request;
+import static io.dlock.etcd.TestSupport.utf8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.dlock.Lease;
+import io.dlock.LockBackendException;
+import io.dlock.LockClient;
+import io.dlock.LockClientConfig;
+import io.dlock.LockHolder;
+import io.dlock.LockLostException;
+import io.dlock.LockOptions;
+import io.dlock.LostReason;
+import io.dlock.Ticker;
+import io.dlock.etcd.TestSupport.Held;
+import io.dlock.spi.AcquireAttempt;
+import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.AttemptResult;
+import io.dlock.spi.LockBackend;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+
+/** The etcd backend's own behaviour against one real etcd: keys, tokens, leases, waiting, holder. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class EtcdBackendTest {
+
+    private static final Duration LEASE = Duration.ofSeconds(2);
+    private static final Duration TIMEOUT = Duration.ofSeconds(1);
+
+    private EtcdCluster etcd;
+    private Client admin;
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+
+    @BeforeAll
+    void start() {
+        etcd = EtcdCluster.single();
+        admin = admin(etcd);
+    }
+
+    @AfterEach
+    void closeClients() throws Exception {
+        for (int i = toClose.size() - 1; i >= 0; i--) {
+            toClose.get(i).close();
+        }
+        toClose.clear();
+    }
+
+    @AfterAll
+    void stop() {
+        if (admin != null) {
+            admin.close();
+        }
+        if (etcd != null) {
+            etcd.close();
+        }
+    }
+
+    private LockClient client() {
+        LockClient c = LockClient.open(LockClientConfig.builder(etcd.uri()).operationTimeout(TIMEOUT)
+                .defaultLockOptions(LockOptions.builder().leaseTime(LEASE).build())
+                .retry(Duration.ofMillis(10), Duration.ofMillis(250)).build());
+        toClose.add(c);
+        return c;
+    }
+
+    private LockBackend backend() {
+        LockBackend b = TestSupport.openBackend(etcd.uri(), TIMEOUT, new TestSupport.RecordingEvents());
+        toClose.add(b);
+        return b;
+    }
+
+    private static Held held(AcquireRequest r, AttemptResult result) {
+        assertTrue(result.granted(), "granted");
+        return new Held(r.name(), r.ownerId(), result.fencingToken(), r.leaseTime(), result.state());
+    }
+
+    @Test
+    void eachAcquisitionHasItsOwnKeyAndTheTokenIsItsCreateRevision() throws Exception {
+        LockClient c = client();
+        String name = name("layout/a b");
+        Lease first = c.lock(name).tryAcquire().orElseThrow();
+        List<KeyValue> keys = keysOf(admin, name);
+        assertEquals(1, keys.size(), "one key for one held lock");
+        KeyValue kv = keys.get(0);
+        assertEquals("dlock/locks/" + io.dlock.etcd.internal.KeysAccess.encode(name) + "/" + first.ownerId(),
+                utf8(kv.getKey()), "key = prefix locks/ENCODED_NAME/OWNER");
+        assertFalse(utf8(kv.getKey()).substring("dlock/locks/".length()).contains(" "), "the name is encoded");
+        assertEquals(first.ownerId(), utf8(kv.getValue()), "the value is the owner id");
+        assertEquals(first.fencingToken(), kv.getCreateRevision(), "the token is the key's create revision");
+        assertNotEquals(0, kv.getLease(), "the key is attached to a lease");
+
+        // a second lock of the same client, held at the same time, shares the etcd lease
+        String other = name("layout-other");
+        Lease second = c.lock(other).tryAcquire().orElseThrow();
+        assertEquals(kv.getLease(), keysOf(admin, other).get(0).getLease(), "one etcd lease per client and TTL");
+        assertTrue(second.fencingToken() > first.fencingToken(), "revisions only grow");
+        first.release();
+        assertTrue(keysOf(admin, name).isEmpty(), "release deletes the key");
+        Lease again = c.lock(name).tryAcquire().orElseThrow();
+        assertTrue(again.fencingToken() > second.fencingToken(), "a new grant has a newer revision");
+        again.release();
+        second.release();
+    }
+
+    @Test
+    void locksWithAnotherLeaseTimeUseAnotherEtcdLeaseWithTheTtlRoundedUp() throws Exception {
+        LockClient c = client();
+        String a = name("ttl-a");
+        String b = name("ttl-b");
+        Lease la = c.lock(a).tryAcquire().orElseThrow();
+        Lease lb = c.lock(b, LockOptions.builder().leaseTime(Duration.ofMillis(3500)).build()).tryAcquire().orElseThrow();
+        long leaseA = keysOf(admin, a).get(0).getLease();
+        long leaseB = keysOf(admin, b).get(0).getLease();
+        assertNotEquals(leaseA, leaseB, "a distinct TTL needs a distinct lease");
+        long ttlB = admin.getLeaseClient().timeToLive(leaseB, io.etcd.jetcd.options.LeaseOption.DEFAULT)
+                .get(5, TimeUnit.SECONDS).getGrantedTTL();
+        assertEquals(4, ttlB, "3.5 s rounds up to a 4 s TTL");
+        la.release();
+        lb.release();
+    }
+
+    @Test
+    void twoAcquisitionsThroughOneBackendExcludeEachOther() {
+        // what two threads of one client do through the core (TCK S5), at the SPI: the keys differ
+        LockBackend b = backend();
+        String name = name("s5");
+        AcquireRequest r1 = request(name, LEASE);
+        AcquireRequest r2 = request(name, LEASE);
+        AcquireAttempt a1 = b.newAttempt(r1);
+        AcquireAttempt a2 = b.newAttempt(r2);
+        Held h1 = held(r1, a1.tryOnce());
+        assertFalse(a2.tryOnce().granted(), "the second acquisition of the same client must wait");
+        assertEquals(2, keysOf(admin, name).size(), "two keys: the holder and the queued waiter");
+        assertTrue(b.release(h1));
+        Held h2 = held(r2, a2.tryOnce());
+        assertTrue(h2.fencingToken() > h1.fencingToken());
+        assertTrue(b.release(h2));
+    }
+
+    @Test
+    void aRetriedReleaseNeverDeletesANewerKeyAtTheSamePath() {
+        // the etcd #22082 class of bug: the same key path, re-created by a newer grant. With fresh
+        // owner ids the path never repeats, but the release is guarded by the create revision anyway
+        LockBackend b = backend();
+        String name = name("retried-release");
+        AcquireRequest r = request(name, LEASE);
+        AcquireAttempt first = b.newAttempt(r);
+        Held old = held(r, first.tryOnce());
+        assertTrue(b.release(old));
+        AcquireAttempt second = b.newAttempt(r); // same owner id, same key path
+        Held current = held(r, second.tryOnce());
+        assertTrue(current.fencingToken() > old.fencingToken());
+        assertFalse(b.release(old), "a repeated release of the old grant is a no-op");
+        List<KeyValue> keys = keysOf(admin, name);
+        assertEquals(1, keys.size(), "the newer key survives");
+        assertEquals(current.fencingToken(), keys.get(0).getCreateRevision());
+        assertTrue(b.renew(List.of(current))[0], "and stays renewable");
+        assertFalse(b.renew(List.of(old))[0], "the old grant does not renew");
+        assertTrue(b.release(current));
+    }
+
+    @Test
+    void aGrantCountsValidityFromTheLeasesLastRefresh() {
+        LockBackend b = backend();
+        Ticker ticker = Ticker.system();
+        AcquireRequest warm = request(name("validity-warm"), LEASE);
+        Held w = held(warm, b.newAttempt(warm).tryOnce()); // grants the lease
+        // right after a refresh, a grant may count from the refresh, a little before the request
+        AcquireRequest r1 = request(name("validity-1"), LEASE);
+        long sent1 = ticker.nanoTime();
+        AttemptResult g1 = b.newAttempt(r1).tryOnce();
+        long from1 = g1.validFrom(sent1);
+        assertTrue(from1 - sent1 <= 0, "never later than the request");
+        // the backend refreshes a lease older than 5% of the lease time (100 ms) before granting
+        assertTrue(sent1 - from1 <= LEASE.toNanos() / 20, "at most 5% of the lease before the request, was "
+                + TimeUnit.NANOSECONDS.toMillis(sent1 - from1) + " ms");
+        TestSupport.sleep(300);
+        AcquireRequest r2 = request(name("validity-2"), LEASE);
+        long sent2 = ticker.nanoTime();
+        AttemptResult g2 = b.newAttempt(r2).tryOnce();
+        assertEquals(sent2, g2.validFrom(sent2), "a stale lease is refreshed with the grant: validity runs from the request");
+        b.release(w);
+        b.release(held(r1, g1));
+        b.release(held(r2, g2));
+    }
+
+    @Test
+    void anAbandonedWaiterLeavesNoKey() {
+        LockBackend b = backend();
+        String name = name("abandon");
+        AcquireRequest holder = request(name, LEASE);
+        Held h = held(holder, b.newAttempt(holder).tryOnce());
+        AcquireRequest waiter = request(name, LEASE);
+        AcquireAttempt w = b.newAttempt(waiter);
+        assertFalse(w.tryOnce().granted());
+        w.abandon();
+        w.abandon(); // idempotent
+        List<KeyValue> keys = keysOf(admin, name);
+        assertEquals(1, keys.size(), "only the holder's key is left");
+        assertEquals(h.fencingToken(), keys.get(0).getCreateRevision());
+        b.release(h);
+    }
+
+    @Test
+    void aWaiterIsWokenByTheReleaseOfItsPredecessor() throws Exception {
+        LockBackend b = backend();
+        String name = name("wake");
+        AcquireRequest holder = request(name, LEASE);
+        Held h = held(holder, b.newAttempt(holder).tryOnce());
+        AcquireRequest waiter = request(name, LEASE);
+        AcquireAttempt w = b.newAttempt(waiter);
+        assertFalse(w.tryOnce().granted());
+        CompletableFuture<Long> woke = CompletableFuture.supplyAsync(() -> {
+            long t0 = System.nanoTime();
+            try {
+                w.awaitTurn(Duration.ofSeconds(20));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return System.nanoTime() - t0;
+        });
+        TestSupport.sleep(300);
+        assertFalse(woke.isDone(), "no wake-up while the lock is held");
+        long releasedAt = System.nanoTime();
+        b.release(h);
+        woke.get(10, TimeUnit.SECONDS);
+        long handOff = System.nanoTime() - releasedAt;
+        // generous: a watch event on loopback takes milliseconds; 2 s only rules out waiting for the 20 s poll
+        assertTrue(handOff < TimeUnit.SECONDS.toNanos(2), "woken " + TimeUnit.NANOSECONDS.toMillis(handOff)
+                + " ms after the release");
+        Held got = held(waiter, w.tryOnce());
+        b.release(got);
+    }
+
+    @Test
+    void aWaiterWhoseLeaseDiesWhileQueuedFailsPromptlyAndIsNeverGranted() throws Exception {
+        LockClient holderClient = client();
+        LockClient waiterClient = client();
+        String name = name("jepsen");
+        Lease held = holderClient.lock(name).tryAcquire().orElseThrow();
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        AtomicLong finishedAt = new AtomicLong();
+        Thread waiter = new Thread(() -> {
+            try {
+                outcome.set(waiterClient.lock(name).tryAcquire(Duration.ofSeconds(30)));
+            } catch (Throwable t) {
+                outcome.set(t);
+            }
+            finishedAt.set(System.nanoTime());
+        }, "test-jepsen-waiter");
+        waiter.start();
+        await("the waiter is queued", Duration.ofSeconds(5), () -> keysOf(admin, name).size() == 2);
+        KeyValue waiterKey = keysOf(admin, name).get(1);
+        // the waiter's lease dies while it is queued (as after a long pause of its process)
+        long revokedAt = System.nanoTime();
+        admin.getLeaseClient().revoke(waiterKey.getLease()).get(5, TimeUnit.SECONDS);
+        waiter.join(10_000);
+        assertFalse(waiter.isAlive(), "the waiter must not keep waiting once its key is gone");
+        assertTrue(outcome.get() instanceof LockBackendException, "the waiter must fail, got " + outcome.get());
+        assertTrue(((LockBackendException) outcome.get()).getMessage().contains("deleted while it waited"),
+                ((LockBackendException) outcome.get()).getMessage());
+        // generous: a watch event and one read on loopback take milliseconds; 2 s rules out the 30 s wait
+        long took = finishedAt.get() - revokedAt;
+        assertTrue(took < TimeUnit.SECONDS.toNanos(2), "failed " + TimeUnit.NANOSECONDS.toMillis(took) + " ms after the revoke");
+        assertTrue(held.isValid(), "the holder is untouched");
+        held.release();
+        // the waiter's client takes a new etcd lease and works again
+        Lease later = waiterClient.lock(name).tryAcquire(Duration.ofSeconds(5)).orElseThrow();
+        assertNotEquals(waiterKey.getLease(), keysOf(admin, name).get(0).getLease(), "a new etcd lease");
+        later.release();
+    }
+
+    @Test
+    void aHeldLockIsReportedLostWhenItsEtcdLeaseIsRevoked() throws Exception {
+        LockClient c = client();
+        LockClient other = client();
+        String name = name("revoked");
+        Lease lease = c.lock(name).tryAcquire().orElseThrow();
+        CompletableFuture<LockLostException> lost = new CompletableFuture<>();
+        lease.onLost(lost::complete);
+        long leaseId = keysOf(admin, name).get(0).getLease();
+        admin.getLeaseClient().revoke(leaseId).get(5, TimeUnit.SECONDS);
+        // the next renewal (within a third of the lease) or keep-alive finds the lease gone
+        LockLostException e = lost.get(LEASE.toMillis() + 2000, TimeUnit.MILLISECONDS);
+        assertTrue(e.reason() == LostReason.SESSION_LOST || e.reason() == LostReason.SUPERSEDED, "reason " + e.reason());
+        assertFalse(lease.isValid());
+        Lease next = other.lock(name).tryAcquire().orElseThrow();
+        next.release();
+        // and the client carries on with a new etcd lease
+        c.lock(name).tryAcquire().orElseThrow().release();
+    }
+
+    @Test
+    void aHeldLockWhoseKeyIsDeletedIsReportedSupersededAtTheNextRenewal() throws Exception {
+        LockClient c = client();
+        String name = name("deleted");
+        Lease lease = c.lock(name).tryAcquire().orElseThrow();
+        CompletableFuture<LockLostException> lost = new CompletableFuture<>();
+        lease.onLost(lost::complete);
+        admin.getKVClient().delete(keysOf(admin, name).get(0).getKey()).get(5, TimeUnit.SECONDS);
+        LockLostException e = lost.get(LEASE.toMillis() + 2000, TimeUnit.MILLISECONDS);
+        assertEquals(LostReason.SUPERSEDED, e.reason());
+    }
+
+    @Test
+    void aQueuedWaiterKeepsItsPlaceForManyLeaseTimes() throws Exception {
+        // nothing renews a waiter's key but the client's own keep-alive of its etcd lease
+        LockClient holderClient = client();
+        LockClient waiterClient = client();
+        String name = name("long-wait");
+        Lease held = holderClient.lock(name).tryAcquire().orElseThrow();
+        CompletableFuture<Optional<Lease>> waiting = waiterClient.lock(name).acquireAsync(Duration.ofSeconds(30));
+        await("the waiter is queued", Duration.ofSeconds(5), () -> keysOf(admin, name).size() == 2);
+        long queuedAt = keysOf(admin, name).get(1).getCreateRevision();
+        TestSupport.sleep(LEASE.multipliedBy(3).toMillis());
+        List<KeyValue> keys = keysOf(admin, name);
+        assertEquals(2, keys.size(), "both keys are still there after three lease times");
+        assertEquals(queuedAt, keys.get(1).getCreateRevision(), "the waiter kept its place");
+        assertTrue(held.isValid());
+        held.release();
+        Lease got = waiting.get(5, TimeUnit.SECONDS).orElseThrow();
+        assertEquals(queuedAt, got.fencingToken(), "granted with the key it queued with");
+        got.release();
+    }
+
+    @Test
+    void holderNamesTheOwnerAndTokenOfTheOldestKey() throws Exception {
+        LockClient a = client();
+        LockClient b = client();
+        String name = name("holder");
+        assertTrue(b.holder(name).isEmpty(), "free");
+        Lease held = a.lock(name).tryAcquire().orElseThrow();
+        CompletableFuture<Optional<Lease>> waiting = b.lock(name).acquireAsync(Duration.ofSeconds(10));
+        await("the waiter is queued", Duration.ofSeconds(5), () -> keysOf(admin, name).size() == 2);
+        LockHolder h = b.holder(name).orElseThrow();
+        assertEquals(held.ownerId(), h.ownerId(), "the holder, not the waiter");
+        assertEquals(held.fencingToken(), h.fencingToken());
+        assertEquals(name, h.lockName());
+        held.release();
+        Lease next = waiting.get(5, TimeUnit.SECONDS).orElseThrow();
+        assertEquals(next.ownerId(), a.holder(name).orElseThrow().ownerId());
+        next.release();
+        assertTrue(a.holder(name).isEmpty(), "free again");
+    }
+
+    @Test
+    void renewingManyLocksCostsOneKeepAlivePerLease() throws Exception {
+        LockClient c = client();
+        List<Lease> leases = new ArrayList<>();
+        for (int i = 0; i < 150; i++) {
+            leases.add(c.lock(name("many-" + i)).tryAcquire().orElseThrow());
+        }
+        Set<Long> etcdLeases = new HashSet<>();
+        for (Lease l : leases) {
+            etcdLeases.add(keysOf(admin, l.lockName()).get(0).getLease());
+        }
+        assertEquals(1, etcdLeases.size(), "150 locks of one client and lease time share one etcd lease");
+        long before = renewals();
+        TestSupport.sleep(3000);
+        long during = renewals() - before;
+        System.out.println("[dlock-etcd] 150 locks held for 3 s: " + during + " lease renewals seen by etcd");
+        for (Lease l : leases) {
+            assertTrue(l.isValid(), "renewed");
+            l.release();
+        }
+        // the core renews every lock every lease/3 (about 660 ms): 150 locks for 3 s would be some 700
+        // keep-alives if each lock had its own lease. One lease gets a few per second (renewal passes
+        // plus the background keep-alive; jetcd sends each keep-alive request twice). 60 is generous.
+        assertTrue(during < 60, during + " lease renewals in 3 s for 150 locks");
+    }
+
+    private long renewals() {
+        String metrics = etcd.member(0).metrics();
+        for (String line : metrics.split("\n")) {
+            if (line.startsWith("etcd_debugging_lease_renewed_total ")) {
+                return (long) Double.parseDouble(line.substring(line.indexOf(' ') + 1).trim());
+            }
+        }
+        fail("etcd_debugging_lease_renewed_total not in the metrics");
+        return -1;
+    }
+}

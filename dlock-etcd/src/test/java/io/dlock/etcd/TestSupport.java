@@ -1,0 +1,151 @@
+package io.dlock.etcd;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.dlock.LockClientConfig;
+import io.dlock.LostReason;
+import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.BackendContext;
+import io.dlock.spi.BackendEvents;
+import io.dlock.spi.BackendUri;
+import io.dlock.spi.HeldLock;
+import io.dlock.spi.LockBackend;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.Client;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.options.GetOption;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.function.Executable;
+
+/** Helpers shared by the etcd tests. */
+final class TestSupport {
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final AtomicInteger THREADS = new AtomicInteger();
+    private static final AtomicInteger NAMES = new AtomicInteger();
+
+    private TestSupport() { }
+
+    /** A lease as the core would hand it to the backend. */
+    record Held(String name, String ownerId, long fencingToken, Duration leaseTime, Object backendState)
+            implements HeldLock { }
+
+    /** Records what a backend reports by itself. */
+    static final class RecordingEvents implements BackendEvents {
+        final List<String> events = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void allLeasesLost(LostReason reason) {
+            events.add("all:" + reason);
+        }
+
+        @Override
+        public void leaseLost(HeldLock lock, LostReason reason) {
+            events.add(lock.name() + ":" + reason);
+        }
+    }
+
+    static String ownerId() {
+        byte[] b = new byte[16];
+        RANDOM.nextBytes(b);
+        return HexFormat.of().formatHex(b);
+    }
+
+    /** @return a lock name no other test uses */
+    static String name(String what) {
+        return "test-" + what + "-" + NAMES.incrementAndGet() + "-" + System.nanoTime();
+    }
+
+    static AcquireRequest request(String name, Duration lease) {
+        return new AcquireRequest(name, ownerId(), lease);
+    }
+
+    /** Opens the backend through the SPI, as the core does, with daemon threads named test-etcd-N. */
+    static LockBackend openBackend(String uri, Duration operationTimeout, BackendEvents events) {
+        LockClientConfig config = LockClientConfig.builder(uri).operationTimeout(operationTimeout).build();
+        ThreadFactory threads = r -> {
+            Thread t = new Thread(r, "test-etcd-" + THREADS.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+        return new EtcdLockProvider().open(new BackendContext(config, BackendUri.parse(uri), threads, events));
+    }
+
+    /** @return a plain jetcd client, to look at and tamper with what the backend wrote */
+    static Client admin(EtcdCluster cluster) {
+        return Client.builder().endpoints(cluster.addresses().stream()
+                .map(a -> "http://" + a.getHostString() + ":" + a.getPort()).toArray(String[]::new)).build();
+    }
+
+    /** @return the keys of one lock name under the default prefix, oldest first */
+    static List<KeyValue> keysOf(Client admin, String lockName) {
+        ByteSequence prefix = ByteSequence.from("dlock/locks/" + io.dlock.etcd.internal.KeysAccess.encode(lockName) + "/",
+                StandardCharsets.UTF_8);
+        try {
+            return admin.getKVClient().get(prefix, GetOption.builder().isPrefix(true)
+                    .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND).build())
+                    .get(10, TimeUnit.SECONDS).getKvs();
+        } catch (Exception e) {
+            throw new AssertionError("reading the keys of '" + lockName + "' failed", e);
+        }
+    }
+
+    static String utf8(ByteSequence b) {
+        return b.toString(StandardCharsets.UTF_8);
+    }
+
+    /** Polls a condition until it holds or the timeout passes. */
+    static void await(String what, Duration timeout, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                fail("timed out after " + timeout + " waiting until " + what);
+            }
+            sleep(10);
+        }
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    /**
+     * Runs something that must throw {@code type} within {@code bound}.
+     *
+     * @return the exception
+     */
+    static <T extends Throwable> T assertThrowsWithin(Class<T> type, Duration bound, Executable body) {
+        long start = System.nanoTime();
+        Throwable thrown = null;
+        try {
+            body.execute();
+        } catch (Throwable t) {
+            thrown = t;
+        }
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        if (thrown == null) {
+            fail("expected " + type.getSimpleName() + " but nothing was thrown (took " + tookMillis + " ms)");
+        }
+        if (!type.isInstance(thrown)) {
+            throw new AssertionError("expected " + type.getSimpleName() + " but got " + thrown, thrown);
+        }
+        assertTrue(tookMillis <= bound.toMillis(), "expected the failure within " + bound.toMillis()
+                + " ms but it took " + tookMillis + " ms: " + thrown);
+        return type.cast(thrown);
+    }
+}
