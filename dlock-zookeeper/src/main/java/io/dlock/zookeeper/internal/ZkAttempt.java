@@ -102,14 +102,13 @@ final class ZkAttempt implements AcquireAttempt {
         for (LockNode node : queue) {
             if (node.name.equals(mine)) {
                 found = true;
-                break;
-            }
-            if (node.name.startsWith(nodePrefix)) {
-                // a second node of ours (it cannot happen without retries, but never wait for ourselves)
+            } else if (node.name.startsWith(nodePrefix)) {
+                // a second node of ours: it cannot happen without retries, but never wait for ourselves,
+                // and never leave one behind to block the queue after we release
                 b.janitor.deletePath(parent, parent + "/" + node.name);
-                continue;
+            } else if (!found) {
+                previous = node;
             }
-            previous = node;
         }
         if (!found) {
             // the listing did not show the node we just created: the session changed under us
@@ -211,17 +210,18 @@ final class ZkAttempt implements AcquireAttempt {
             }
             return;
         }
+        if (deadline - System.nanoTime() <= 0) {
+            return;
+        }
         signal.drainPermits();
-        CompletableFuture<CuratorEvent> f = b.calls.start(cb -> b.cf.checkExists().usingWatcher(watcher)
+        // getData rather than exists: on a node that is already gone it sets no watch (exists would
+        // leave one waiting for a creation that never comes, as lock node paths are never reused)
+        CompletableFuture<CuratorEvent> f = b.calls.start(cb -> b.cf.getData().usingWatcher(watcher)
                 .inBackground(cb).forPath(pred));
         watched = pred;
         CuratorEvent e;
         try {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return;
-            }
-            e = f.get(left, TimeUnit.NANOSECONDS);
+            e = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException | ExecutionException ex) {
             b.calls.forget(f);
             return; // the next attempt finds out what is wrong

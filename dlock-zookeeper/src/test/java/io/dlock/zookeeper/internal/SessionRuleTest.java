@@ -196,7 +196,9 @@ class SessionRuleTest {
             String name = name("ride-out");
             Lease held = holder.lock(name).tryAcquire().orElseThrow();
             CompletableFuture<Optional<Lease>> taken = waiter.lock(name).acquireAsync(Duration.ofSeconds(30));
-            assertTrue(eventually(() -> raw.getZookeeperClient().isConnected() && children(name) == 2, Duration.ofSeconds(10)));
+            // the waiter is queued and watching the holder's node (so its create was answered, too)
+            assertTrue(eventually(() -> ZkServers.fourLetters(server.getPort(), "wchp")
+                    .contains("/session-tests/" + NameCodec.encode(name) + "/"), Duration.ofSeconds(10)));
             // the waiter's connection breaks, and its reconnection stalls for 1.2 s: longer than the operation
             // timeout, so its attempts fail meanwhile, but shorter than the 3 s session, which survives
             proxy.freeze();
