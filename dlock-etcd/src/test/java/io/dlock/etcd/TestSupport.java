@@ -81,10 +81,24 @@ final class TestSupport {
         return new EtcdLockProvider().open(new BackendContext(config, BackendUri.parse(uri), threads, events));
     }
 
-    /** @return a plain jetcd client, to look at and tamper with what the backend wrote */
+    /**
+     * Returns a plain jetcd client, to look at and tamper with what the backend wrote. It has made
+     * one request already: the first jetcd request of a JVM loads and initialises gRPC, Netty and
+     * Vert.x, which can take longer than the 1 s operation timeout the tests give the backend.
+     *
+     * @param cluster the servers
+     * @return the client
+     */
     static Client admin(EtcdCluster cluster) {
-        return Client.builder().endpoints(cluster.addresses().stream()
+        Client c = Client.builder().endpoints(cluster.addresses().stream()
                 .map(a -> "http://" + a.getHostString() + ":" + a.getPort()).toArray(String[]::new)).build();
+        try {
+            c.getKVClient().get(ByteSequence.from("warm-up", StandardCharsets.UTF_8)).get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            c.close();
+            throw new AssertionError("etcd at " + cluster + " does not answer", e);
+        }
+        return c;
     }
 
     /** @return the keys of one lock name under the default prefix, oldest first */
