@@ -175,9 +175,9 @@ class SessionRuleTest {
             assertFalse(lease.isValid(), "the lease stays lost after the reconnection");
             assertEquals(LostReason.SESSION_LOST, event.get().reason());
             assertNull(raw.checkExists().forPath(node), "the lost lease's node was deleted");
-            // the node went because the holder deleted it on reconnection, not because its session expired
-            assertTrue(takenAfter < Harness.SESSION.toNanos(), "handed over " + TimeUnit.NANOSECONDS.toMillis(takenAfter)
-                    + " ms after the cut, before any session could expire");
+            // the session survived (asserted above), so no expiry removed the node: the holder deleted it itself
+            System.out.println("[zk] reconnect: handed over " + TimeUnit.NANOSECONDS.toMillis(takenAfter)
+                    + " ms after the holder's connection was cut");
             assertEquals(next.ownerId(), holder.holder(name).orElseThrow().ownerId(), "the reconnected client sees the new holder");
             next.release();
             Lease again = holder.lock(name).tryAcquire(Duration.ofSeconds(10)).orElseThrow();
