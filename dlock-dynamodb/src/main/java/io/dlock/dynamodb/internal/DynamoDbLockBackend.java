@@ -108,6 +108,7 @@ public final class DynamoDbLockBackend implements LockBackend {
     private final ScheduledThreadPoolExecutor sdkTimer;
     private final ThreadPoolExecutor renewals;
     private final DynamoDbClient client;
+    private final Calls calls;
     private final Sightings sightings = new Sightings();
 
     private DynamoDbLockBackend(BackendContext context, DynamoDbSettings settings,
@@ -130,6 +131,7 @@ public final class DynamoDbLockBackend implements LockBackend {
         renewals.allowCoreThreadTimeOut(true);
         this.http = UrlConnectionHttpClient.builder().connectionTimeout(timeout).socketTimeout(timeout).build();
         this.credentials = credentials(settings);
+        this.calls = new Calls(context.threadFactory(), failures);
         try {
             ClientOverrideConfiguration.Builder override = ClientOverrideConfiguration.builder()
                     .apiCallTimeout(timeout)
@@ -180,7 +182,8 @@ public final class DynamoDbLockBackend implements LockBackend {
         DynamoDbLockBackend backend = new DynamoDbLockBackend(context, settings, extra);
         if (settings.createTable) {
             try {
-                new TableSetup(backend.client, settings, backend.failures, context.operationTimeout()).ensureTable();
+                new TableSetup(backend.client, backend.calls, settings, backend.failures, context.operationTimeout())
+                        .ensureTable();
             } catch (RuntimeException e) {
                 backend.close();
                 throw e;
@@ -285,7 +288,7 @@ public final class DynamoDbLockBackend implements LockBackend {
                 .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
                 .build();
         try {
-            UpdateItemResponse response = client.updateItem(update);
+            UpdateItemResponse response = calls.run("acquire", name, timeout, true, () -> client.updateItem(update));
             LockItem granted = item("acquire", name, response.attributes());
             if (!request.ownerId().equals(granted.owner()) || granted.token() <= 0) {
                 throw new LockBackendException("the acquire of lock '" + name + "' on DynamoDB " + settings
@@ -324,7 +327,7 @@ public final class DynamoDbLockBackend implements LockBackend {
                 .overrideConfiguration(o -> o.apiCallTimeout(abandonTimeout).apiCallAttemptTimeout(abandonTimeout))
                 .build();
         try {
-            client.updateItem(update);
+            calls.run("clean-up after a failed acquire", name, abandonTimeout, false, () -> client.updateItem(update));
             LOG.debug("dlock: undid a grant of lock '{}' whose answer was lost", name);
         } catch (ConditionalCheckFailedException e) {
             // this owner does not hold it: nothing to undo
@@ -343,9 +346,9 @@ public final class DynamoDbLockBackend implements LockBackend {
      */
     LockItem read(String name, String operation) {
         try {
-            GetItemResponse response = client.getItem(b -> b.tableName(settings.table).key(key(name))
-                    .consistentRead(true).projectionExpression(PROJECTION)
-                    .expressionAttributeNames(names("#o", "#t", "#r", "#l")));
+            GetItemResponse response = calls.run(operation, name, timeout, true, () -> client.getItem(b -> b
+                    .tableName(settings.table).key(key(name)).consistentRead(true).projectionExpression(PROJECTION)
+                    .expressionAttributeNames(names("#o", "#t", "#r", "#l"))));
             return item(operation, name, response.item());
         } catch (SdkException e) {
             throw failures.of(operation, "GetItem", name, e);
@@ -375,7 +378,8 @@ public final class DynamoDbLockBackend implements LockBackend {
             return new boolean[0];
         }
         if (locks.size() == 1) {
-            return new boolean[] {renewOne(locks.get(0), timeout)};
+            HeldLock lock = locks.get(0);
+            return new boolean[] {calls.run("renewal", lock.name(), timeout, true, () -> renewOne(lock, timeout))};
         }
         long deadline = System.nanoTime() + timeout.toNanos();
         boolean[] out = new boolean[locks.size()];
@@ -413,7 +417,7 @@ public final class DynamoDbLockBackend implements LockBackend {
         return Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(1), deadline - System.nanoTime()));
     }
 
-    /** Renews one lease with one conditional UpdateItem. */
+    /** Renews one lease with one conditional UpdateItem, on the calling thread (one of the backend's). */
     private boolean renewOne(HeldLock lock, Duration callTimeout) {
         String name = lock.name();
         try {
@@ -480,23 +484,17 @@ public final class DynamoDbLockBackend implements LockBackend {
         return rest;
     }
 
-    /** Runs calls on the renewal threads and waits for all of them, until the deadline. */
-    private <T> List<T> runAll(List<Callable<T>> calls, long deadline, String operation) {
-        if (calls.size() == 1) {
-            try {
-                return List.of(calls.get(0).call());
-            } catch (RuntimeException e) {
-                throw e;
-            } catch (Exception e) {
-                throw new LockBackendException("the " + operation + " failed: " + e, null, e);
-            }
-        }
-        List<Future<T>> futures = new ArrayList<>(calls.size());
+    /**
+     * Runs tasks on the renewal threads (at most {@link #RENEW_PARALLELISM} at once) and waits for
+     * all of them, until the deadline; the wait is interruptible.
+     */
+    private <T> List<T> runAll(List<Callable<T>> tasks, long deadline, String operation) {
+        List<Future<T>> futures = new ArrayList<>(tasks.size());
         try {
-            for (Callable<T> call : calls) {
+            for (Callable<T> call : tasks) {
                 futures.add(renewals.submit(call));
             }
-            List<T> results = new ArrayList<>(calls.size());
+            List<T> results = new ArrayList<>(tasks.size());
             for (Future<T> f : futures) {
                 results.add(f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
             }
@@ -532,8 +530,10 @@ public final class DynamoDbLockBackend implements LockBackend {
      */
     @Override
     public boolean release(HeldLock lock) {
+        UpdateItemRequest update = heldUpdate(lock, RELEASE_UPDATE);
         try {
-            client.updateItem(heldUpdate(lock, RELEASE_UPDATE));
+            // not interruptible: a thread that was interrupted and closes its lease must still free the lock
+            calls.run("release", lock.name(), timeout, false, () -> client.updateItem(update));
             return true;
         } catch (ConditionalCheckFailedException e) {
             return false;
@@ -590,6 +590,9 @@ public final class DynamoDbLockBackend implements LockBackend {
     }
 
     private void closeQuietly() {
+        if (calls != null) {
+            calls.close();
+        }
         try {
             http.close();
         } catch (RuntimeException e) {

@@ -1,7 +1,6 @@
 package io.dlock.dynamodb.internal;
 
 import io.dlock.LockBackendException;
-import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.Set;
 import software.amazon.awssdk.awscore.exception.AwsServiceException;
@@ -49,15 +48,13 @@ final class Failures {
      * @param action the DynamoDB action, e.g. {@code UpdateItem}
      * @param lockName the lock, or null
      * @param e the SDK's exception
-     * @return the exception to throw; an {@link Interrupted} when the thread was interrupted,
-     *     with its interrupt flag set again
+     * @return the exception to throw
      */
     LockBackendException of(String operation, String action, String lockName, SdkException e) {
-        String what = "the " + operation + (lockName == null ? "" : " of lock '" + lockName + "'") + " on DynamoDB "
-                + settings;
-        if (interrupted(e)) {
-            Thread.currentThread().interrupt();
-            return new Interrupted(what + " was interrupted; its outcome is unknown", lockName, e);
+        String what = what(operation, lockName);
+        if (e instanceof AbortedException) {
+            // the SDK saw its thread interrupted: only Calls does that, when the caller gave up or the backend closed
+            return new LockBackendException(what + " was cut short; its outcome is unknown", lockName, e);
         }
         if (e instanceof ResourceNotFoundException) {
             return new LockBackendException(what + " failed: the table '" + settings.table + "' does not exist"
@@ -103,6 +100,48 @@ final class Failures {
     }
 
     /**
+     * The caller was interrupted while a call was in flight.
+     *
+     * @param operation what dlock was doing
+     * @param lockName the lock, or null
+     * @param cause the interrupt
+     * @return the exception to throw (the caller sets its interrupt flag again)
+     */
+    Interrupted interrupted(String operation, String lockName, InterruptedException cause) {
+        return new Interrupted(what(operation, lockName) + " was interrupted; its outcome is unknown", lockName, cause);
+    }
+
+    /**
+     * A call that ran past its timeout without the SDK giving up first.
+     *
+     * @param operation what dlock was doing
+     * @param lockName the lock, or null
+     * @param timeout the call's timeout
+     * @param cause the caller's timeout
+     * @return the exception to throw
+     */
+    LockBackendException timedOut(String operation, String lockName, Duration timeout, Exception cause) {
+        return new LockBackendException(what(operation, lockName) + " got no answer from " + settings.server()
+                + " within " + timeout + " (the operation timeout)", lockName, cause);
+    }
+
+    /**
+     * A call refused because the backend is closed.
+     *
+     * @param operation what dlock was doing
+     * @param lockName the lock, or null
+     * @param cause the refusal
+     * @return the exception to throw
+     */
+    LockBackendException closed(String operation, String lockName, Exception cause) {
+        return new LockBackendException(what(operation, lockName) + " was refused: the client is closed", lockName, cause);
+    }
+
+    private String what(String operation, String lockName) {
+        return "the " + operation + (lockName == null ? "" : " of lock '" + lockName + "'") + " on DynamoDB " + settings;
+    }
+
+    /**
      * A lock item that dlock did not write.
      *
      * @param operation what dlock was doing
@@ -125,21 +164,5 @@ final class Failures {
             b.append(", dynamodb:DescribeTable and dynamodb:CreateTable (createTable=true)");
         }
         return b.toString();
-    }
-
-    private static boolean interrupted(SdkException e) {
-        if (e instanceof AbortedException) {
-            return true;
-        }
-        if (e instanceof ApiCallTimeoutException || e instanceof ApiCallAttemptTimeoutException) {
-            return false;
-        }
-        for (Throwable t = e.getCause(); t != null; t = t.getCause()) {
-            if (t instanceof InterruptedException
-                    || (t instanceof InterruptedIOException && !(t instanceof java.net.SocketTimeoutException))) {
-                return Thread.currentThread().isInterrupted() || t instanceof InterruptedException;
-            }
-        }
-        return Thread.currentThread().isInterrupted();
     }
 }

@@ -27,12 +27,14 @@ final class TableSetup {
     static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
 
     private final DynamoDbClient client;
+    private final Calls calls;
     private final DynamoDbSettings settings;
     private final Failures failures;
     private final Duration timeout;
 
-    TableSetup(DynamoDbClient client, DynamoDbSettings settings, Failures failures, Duration timeout) {
+    TableSetup(DynamoDbClient client, Calls calls, DynamoDbSettings settings, Failures failures, Duration timeout) {
         this.client = client;
+        this.calls = calls;
         this.settings = settings;
         this.failures = failures;
         this.timeout = timeout;
@@ -49,11 +51,12 @@ final class TableSetup {
         TableDescription table = describe();
         if (table == null) {
             try {
-                table = client.createTable(b -> b.tableName(settings.table)
+                table = calls.run("table creation", null, timeout, true, () -> client.createTable(b -> b
+                        .tableName(settings.table)
                         .keySchema(KeySchemaElement.builder().attributeName(LockItem.NAME).keyType(KeyType.HASH).build())
                         .attributeDefinitions(AttributeDefinition.builder().attributeName(LockItem.NAME)
                                 .attributeType(ScalarAttributeType.S).build())
-                        .billingMode(BillingMode.PAY_PER_REQUEST)).tableDescription();
+                        .billingMode(BillingMode.PAY_PER_REQUEST)).tableDescription());
             } catch (ResourceInUseException e) {
                 table = null; // another client created it meanwhile
             } catch (SdkException e) {
@@ -86,7 +89,8 @@ final class TableSetup {
     /** @return the table, or null if it does not exist */
     private TableDescription describe() {
         try {
-            return client.describeTable(b -> b.tableName(settings.table)).table();
+            return calls.run("table check", null, timeout, true,
+                    () -> client.describeTable(b -> b.tableName(settings.table)).table());
         } catch (ResourceNotFoundException e) {
             return null;
         } catch (SdkException e) {

@@ -1,0 +1,363 @@
+package io.dlock.dynamodb;
+
+import static io.dlock.dynamodb.TestSupport.client;
+import static io.dlock.dynamodb.TestSupport.item;
+import static io.dlock.dynamodb.TestSupport.newTable;
+import static io.dlock.dynamodb.TestSupport.openBackend;
+import static io.dlock.dynamodb.TestSupport.request;
+import static io.dlock.dynamodb.TestSupport.uri;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dlock.Capability;
+import io.dlock.Lease;
+import io.dlock.LockClient;
+import io.dlock.LockClientConfig;
+import io.dlock.LockHolder;
+import io.dlock.LockOptions;
+import io.dlock.Ticker;
+import io.dlock.dynamodb.TestSupport.Held;
+import io.dlock.dynamodb.TestSupport.ManualTicker;
+import io.dlock.dynamodb.TestSupport.RequestCounter;
+import io.dlock.dynamodb.internal.DynamoDbLockBackend;
+import io.dlock.spi.AcquireAttempt;
+import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.AttemptResult;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/**
+ * The backend against DynamoDB Local: request counts, tokens, owner checks, the waiter rule with
+ * skewed wall clocks and a hand-driven ticker, crashed holders, holder queries and batched
+ * renewal. One server for the class; each test uses its own table or lock names.
+ */
+class DynamoDbBackendTest {
+
+    private static DynamoDbLocal server;
+    private static String table;
+
+    @BeforeAll
+    static void start() {
+        server = DynamoDbLocal.start();
+        table = newTable("backend");
+        try (LockClient c = client(uri(server, table))) {
+            assertTrue(c.capabilities().contains(Capability.FENCING)); // opening it created the table
+        }
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    /** A URI for the class's table that does not look the table up on open. */
+    private static String plainUri() {
+        return DynamoDbFixture.uri(table, DynamoDbLocal.HOST + ":" + server.port());
+    }
+
+    private static DynamoDbLockBackend backend(Ticker ticker, Clock clock) {
+        return openBackend(plainUri(), Duration.ofSeconds(1), ticker, clock, b -> { });
+    }
+
+    private static LockOptions noRenew(Duration lease) {
+        return LockOptions.builder().leaseTime(lease).autoRenew(false).build();
+    }
+
+    @Test
+    void uncontendedAcquireAndReleaseTakeTwoRequests() throws Exception {
+        RequestCounter counter = new RequestCounter();
+        LockClientConfig config = LockClientConfig.builder(plainUri()).operationTimeout(Duration.ofSeconds(1)).build();
+        try (LockClient c = LockClient.open(config, TestSupport.countingProvider(counter))) {
+            assertEquals(0, counter.total(), "opening without createTable makes no request");
+            for (int i = 0; i < 5; i++) {
+                counter.reset();
+                Lease lease = c.lock("two-requests-" + i).tryAcquire().orElseThrow();
+                lease.release();
+                assertEquals(2, counter.total(), "one acquire and one release: " + counter);
+                assertEquals(2, counter.of("UpdateItem"), counter.toString());
+            }
+        }
+    }
+
+    @Test
+    void aBusyTryIsOneRequestAndAWaiterPollsWithReads() throws Exception {
+        RequestCounter counter = new RequestCounter();
+        LockClientConfig config = LockClientConfig.builder(plainUri()).operationTimeout(Duration.ofSeconds(1))
+                .retry(Duration.ofMillis(10), Duration.ofMillis(100)).build();
+        try (LockClient holder = client(plainUri());
+             LockClient waiter = LockClient.open(config, TestSupport.countingProvider(counter))) {
+            Lease held = holder.lock("busy").tryAcquire().orElseThrow();
+            assertTrue(waiter.lock("busy").tryAcquire().isEmpty());
+            // the failed condition returns the item (ReturnValuesOnConditionCheckFailure): no extra read
+            assertEquals(1, counter.total(), counter.toString());
+            counter.reset();
+            assertTrue(waiter.lock("busy", LockOptions.builder().leaseTime(Duration.ofSeconds(5)).build())
+                    .tryAcquire(Duration.ofMillis(600)).isEmpty());
+            // one optimistic write, then consistent reads only: the holder's record version never ripens
+            assertEquals(1, counter.of("UpdateItem"), counter.toString());
+            assertTrue(counter.of("GetItem") >= 2, counter.toString());
+            held.release();
+        }
+    }
+
+    @Test
+    void tokensStrictlyIncreaseAcrossClientsReleasesAndTakeovers() throws Exception {
+        String name = "tokens";
+        List<Long> tokens = new ArrayList<>();
+        try (LockClient a = client(plainUri()); LockClient b = client(plainUri())) {
+            for (LockClient c : List.of(a, b, a, b)) {
+                try (Lease l = c.lock(name).tryAcquire(Duration.ofSeconds(2)).orElseThrow()) {
+                    tokens.add(l.fencingToken());
+                }
+            }
+            Lease expiring = a.lock(name, noRenew(Duration.ofMillis(500))).tryAcquire().orElseThrow();
+            tokens.add(expiring.fencingToken());
+            try (Lease l = b.lock(name).tryAcquire(Duration.ofSeconds(3)).orElseThrow()) {
+                tokens.add(l.fencingToken());
+            }
+        }
+        try (LockClient restarted = client(plainUri())) {
+            try (Lease l = restarted.lock(name).tryAcquire(Duration.ofSeconds(2)).orElseThrow()) {
+                tokens.add(l.fencingToken());
+            }
+        }
+        for (int i = 1; i < tokens.size(); i++) {
+            assertTrue(tokens.get(i) > tokens.get(i - 1), "tokens in grant order: " + tokens);
+        }
+        // the released item keeps its counter and has no owner
+        Map<String, AttributeValue> released = item(server, table, name);
+        assertEquals(Long.toString(tokens.get(tokens.size() - 1)), released.get("token").n());
+        assertNull(released.get("owner"), released.toString());
+        assertNull(released.get("leaseMs"), released.toString());
+    }
+
+    @Test
+    void staleReleaseAndRenewLeaveTheNewHolderAlone() throws Exception {
+        String name = "stale";
+        Duration lease = Duration.ofMillis(300);
+        try (DynamoDbLockBackend a = backend(Ticker.system(), Clock.systemUTC());
+             DynamoDbLockBackend b = backend(Ticker.system(), Clock.systemUTC())) {
+            AcquireRequest ra = request(name, lease);
+            AttemptResult first = a.newAttempt(ra).tryOnce();
+            assertTrue(first.granted());
+            AcquireRequest rb = request(name, lease);
+            AttemptResult second = takeOver(b.newAttempt(rb), Duration.ofSeconds(3));
+            assertTrue(second.fencingToken() > first.fencingToken());
+            Map<String, AttributeValue> before = item(server, table, name);
+
+            Held stale = new Held(name, ra.ownerId(), first.fencingToken(), lease, null);
+            assertFalse(a.release(stale), "a release by the superseded grant");
+            assertArrayEquals(new boolean[] {false}, a.renew(List.of(stale)), "a renewal by the superseded grant");
+            assertArrayEquals(new boolean[] {false, false}, a.renew(List.of(stale, stale)));
+            // a stale owner with the current token, or the current owner with a stale token, changes nothing either
+            assertFalse(a.release(new Held(name, ra.ownerId(), second.fencingToken(), lease, null)));
+            assertFalse(a.release(new Held(name, rb.ownerId(), first.fencingToken(), lease, null)));
+
+            assertEquals(before, item(server, table, name), "the stale calls did not write");
+            LockHolder h = b.holder(name).orElseThrow();
+            assertEquals(rb.ownerId(), h.ownerId());
+            assertEquals(second.fencingToken(), h.fencingToken());
+            assertTrue(b.release(new Held(name, rb.ownerId(), second.fencingToken(), lease, null)));
+            assertFalse(b.release(new Held(name, rb.ownerId(), second.fencingToken(), lease, null)), "released once");
+        }
+    }
+
+    /** Tries until granted, sleeping as the core would, at most {@code max}. */
+    private static AttemptResult takeOver(AcquireAttempt attempt, Duration max) throws InterruptedException {
+        long deadline = System.nanoTime() + max.toNanos();
+        while (true) {
+            AttemptResult r = attempt.tryOnce();
+            if (r.granted()) {
+                return r;
+            }
+            assertTrue(System.nanoTime() - deadline < 0, "not granted within " + max);
+            Duration hint = r.retryAfter().orElse(Duration.ofMillis(20));
+            attempt.awaitTurn(hint.compareTo(Duration.ofMillis(50)) < 0 ? hint.plusMillis(1) : Duration.ofMillis(50));
+        }
+    }
+
+    @ParameterizedTest(name = "holder clock skewed {0} h")
+    @ValueSource(ints = {1, -1})
+    void theWaiterRuleCountsOnTheWaitersTickerOnly(int skewHours) throws Exception {
+        String name = "waiter-rule-" + (skewHours > 0 ? "ahead" : "behind");
+        Duration lease = Duration.ofMillis(500);
+        Clock skewed = Clock.offset(Clock.systemUTC(), Duration.ofHours(skewHours));
+        ManualTicker ticker = new ManualTicker();
+        try (DynamoDbLockBackend holder = backend(Ticker.system(), skewed);
+             DynamoDbLockBackend waiter = backend(ticker, Clock.systemUTC())) {
+            AcquireRequest rh = request(name, lease);
+            AttemptResult held = holder.newAttempt(rh).tryOnce();
+            assertTrue(held.granted());
+            // the holder's skewed wall clock reached the item, for people to read; nothing decides on it
+            Instant shown = Instant.parse(item(server, table, name).get("holderTime").s());
+            assertTrue(Math.abs(Duration.between(Instant.now().plus(Duration.ofHours(skewHours)), shown).toMinutes()) < 5,
+                    "holderTime " + shown);
+
+            AcquireAttempt attempt = waiter.newAttempt(request(name, lease));
+            AttemptResult r = attempt.tryOnce();
+            assertFalse(r.granted());
+            assertEquals(lease, r.retryAfter().orElseThrow(), "the whole lease is left on the waiter's ticker");
+            // real time passes, far beyond the lease, but the waiter's ticker stands still: no takeover
+            TestSupport.sleep(lease.toMillis() * 2);
+            r = attempt.tryOnce();
+            assertFalse(r.granted(), "taken over before the waiter's ticker saw a lease time pass");
+            ticker.advance(lease.minusMillis(1));
+            r = attempt.tryOnce();
+            assertFalse(r.granted(), "taken over 1 ms before the lease time passed on the waiter's ticker");
+            assertEquals(Duration.ofMillis(1), r.retryAfter().orElseThrow());
+            ticker.advance(Duration.ofMillis(1));
+            r = attempt.tryOnce();
+            assertTrue(r.granted(), "not taken over once the record version was unchanged for a lease time");
+            assertEquals(held.fencingToken() + 1, r.fencingToken());
+            assertFalse(holder.renew(List.of(new Held(name, rh.ownerId(), held.fencingToken(), lease, null)))[0],
+                    "the old holder's renewal after the takeover");
+        }
+    }
+
+    @Test
+    void aRenewalStartsTheWaitersLeaseTimeOver() throws Exception {
+        String name = "renewal-resets";
+        Duration lease = Duration.ofMillis(500);
+        ManualTicker ticker = new ManualTicker();
+        try (DynamoDbLockBackend holder = backend(Ticker.system(), Clock.systemUTC());
+             DynamoDbLockBackend waiter = backend(ticker, Clock.systemUTC())) {
+            AcquireRequest rh = request(name, lease);
+            AttemptResult held = holder.newAttempt(rh).tryOnce();
+            AcquireAttempt attempt = waiter.newAttempt(request(name, lease));
+            assertFalse(attempt.tryOnce().granted());
+            ticker.advance(Duration.ofMillis(400));
+            assertArrayEquals(new boolean[] {true},
+                    holder.renew(List.of(new Held(name, rh.ownerId(), held.fencingToken(), lease, null))));
+            ticker.advance(Duration.ofMillis(200)); // 600 ms since the first sighting, 200 since the renewal
+            AttemptResult r = attempt.tryOnce();
+            assertFalse(r.granted(), "the renewal wrote a new record version: the waiter starts counting again");
+            assertEquals(lease, r.retryAfter().orElseThrow());
+            ticker.advance(lease);
+            assertTrue(attempt.tryOnce().granted());
+        }
+    }
+
+    @Test
+    void repeatedZeroWaitTriesTakeOverACrashedHoldersLock() throws Exception {
+        Duration lease = Duration.ofSeconds(1);
+        try (LockClient crashed = client(plainUri()); LockClient poller = client(plainUri())) {
+            long grantedAt = System.nanoTime();
+            crashed.lock("zero-wait", noRenew(lease)).tryAcquire().orElseThrow(); // never renewed nor released
+            Optional<Lease> got = Optional.empty();
+            // generous: the lease plus 2 s for a loaded machine; each try is a separate attempt, and the
+            // client remembers the first sighting of the record version across them
+            long deadline = grantedAt + lease.plusSeconds(2).toNanos();
+            while (got.isEmpty() && System.nanoTime() - deadline < 0) {
+                got = poller.lock("zero-wait").tryAcquire();
+                if (got.isEmpty()) {
+                    TestSupport.sleep(100);
+                }
+            }
+            long after = System.nanoTime() - grantedAt;
+            assertTrue(got.isPresent(), "tryAcquire() every 100 ms never took over the crashed holder's lock");
+            assertTrue(after >= lease.toNanos() * 9 / 10, "taken over " + after / 1_000_000 + " ms after the grant");
+            got.get().release();
+        }
+    }
+
+    @Test
+    void aCrashedHolderIsTakenOverAfterAboutOneLease() throws Exception {
+        Duration lease = Duration.ofSeconds(1);
+        String name = "crashed";
+        long grantedAt = System.nanoTime();
+        DynamoDbLockBackend crashed = backend(Ticker.system(), Clock.systemUTC());
+        assertTrue(crashed.newAttempt(request(name, lease)).tryOnce().granted());
+        crashed.close(); // gone without a release, like a process that died
+        try (LockClient other = client(plainUri())) {
+            Lease next = other.lock(name).tryAcquire(lease.multipliedBy(5)).orElseThrow();
+            long after = System.nanoTime() - grantedAt;
+            assertTrue(after >= lease.toNanos(), "taken over " + after / 1_000_000 + " ms after the grant");
+            // generous: the lease, then at most one poll (200 ms cap here) and two round trips; 1 s more for a loaded machine
+            assertTrue(after < lease.plusSeconds(1).toNanos(), "taken over only " + after / 1_000_000 + " ms after the grant");
+            next.release();
+        }
+    }
+
+    @Test
+    void anInterruptedThreadThatClosesItsLeaseStillFreesTheLock() throws Exception {
+        try (LockClient a = client(plainUri()); LockClient b = client(plainUri())) {
+            Lease lease = a.lock("interrupted-release").tryAcquire().orElseThrow();
+            Thread.currentThread().interrupt();
+            try {
+                lease.close();
+            } finally {
+                assertTrue(Thread.interrupted(), "the interrupt flag is kept (and cleared here)");
+            }
+            assertTrue(b.lock("interrupted-release").tryAcquire().isPresent(), "the release reached DynamoDB");
+        }
+    }
+
+    @Test
+    void holderNamesTheOwnerAndTokenOfTheCurrentGrant() throws Exception {
+        try (LockClient a = client(plainUri()); LockClient b = client(plainUri())) {
+            assertEquals(Optional.empty(), b.holder("holder"), "never locked");
+            Lease lease = a.lock("holder").tryAcquire().orElseThrow();
+            LockHolder h = b.holder("holder").orElseThrow();
+            assertEquals(lease.ownerId(), h.ownerId());
+            assertEquals(lease.fencingToken(), h.fencingToken());
+            assertEquals("holder", h.lockName());
+            assertEquals(Optional.empty(), h.remaining(), "DynamoDB keeps no shared time");
+            lease.release();
+            assertEquals(Optional.empty(), b.holder("holder"), "released");
+        }
+    }
+
+    @ParameterizedTest(name = "renewal={0}")
+    @ValueSource(strings = {"update", "transaction"})
+    void renewalOfManyLeasesAnswersForEachAndSkipsTheLostOne(String mode) throws Exception {
+        int n = 150; // two transactions of 100 and 50 in transaction mode
+        Duration lease = Duration.ofSeconds(30);
+        RequestCounter counter = new RequestCounter();
+        String uri = plainUri() + "&renewal=" + mode;
+        try (DynamoDbLockBackend backend = openBackend(uri, Duration.ofSeconds(5), Ticker.system(), Clock.systemUTC(),
+                b -> b.addExecutionInterceptor(counter));
+             DynamoDbLockBackend thief = backend(Ticker.system(), Clock.systemUTC())) {
+            List<Held> held = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                AcquireRequest r = request("many-" + mode + "-" + i, lease);
+                AttemptResult g = backend.newAttempt(r).tryOnce();
+                held.add(new Held(r.name(), r.ownerId(), g.fencingToken(), lease, null));
+            }
+            // lease 7 lost: another owner took it (release by its owner, then a grant to the thief)
+            assertTrue(backend.release(held.get(7)));
+            assertTrue(thief.newAttempt(request(held.get(7).name(), lease)).tryOnce().granted());
+            String rvnBefore = item(server, table, held.get(3).name()).get("rvn").s();
+
+            counter.reset();
+            boolean[] renewed = backend.renew(held);
+            for (int i = 0; i < n; i++) {
+                assertEquals(i != 7, renewed[i], "lease " + i);
+            }
+            assertNotEquals(rvnBefore, item(server, table, held.get(3).name()).get("rvn").s(), "renewed: a new version");
+            if (mode.equals("update")) {
+                assertEquals(n, counter.of("UpdateItem"), counter.toString());
+            } else {
+                // the first transaction is cancelled by lease 7: its 99 others are renewed one by one
+                assertEquals(2, counter.of("TransactWriteItems"), counter.toString());
+                assertEquals(99, counter.of("UpdateItem"), counter.toString());
+            }
+        }
+    }
+}
