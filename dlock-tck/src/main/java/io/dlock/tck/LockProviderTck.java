@@ -64,218 +64,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * (printed at start). Timing bounds are generous multiples of the fixture's lease time and
  * operation timeout, with the reason next to each; the TCK never measures speed.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@TestMethodOrder(MethodOrderer.MethodName.class)
-@ExtendWith(TckReporter.class)
-@Timeout(value = 120, unit = TimeUnit.SECONDS)
-public abstract class LockProviderTck {
+@Timeout(value = 120, unit = TimeUnit.SECONDS)public abstract class LockProviderTck extends ElectionRules {
 
-    /** The default seed of the TCK's randomness. */
-    public static final long DEFAULT_SEED = 20261121L;
-
-    private TckFixture fixture;
-    private final List<AutoCloseable> opened = new CopyOnWriteArrayList<>();
-    private final AtomicInteger names = new AtomicInteger();
-    private long seed;
-
-    /**
-     * Creates the fixture for this run; called once, before the first rule.
-     *
-     * @return the fixture
-     */
-    protected abstract TckFixture createFixture();
-
-    @BeforeAll
-    final void startFixture() {
-        seed = Long.getLong("dlock.tck.seed", DEFAULT_SEED);
-        fixture = createFixture();
-        System.out.println("[dlock-tck] provider " + fixture.name() + ", lease time " + fixture.leaseTime()
-                + ", operation timeout " + fixture.operationTimeout() + ", seed " + seed
-                + " (set -Ddlock.tck.seed to change)");
-    }
-
-    @AfterEach
-    final void closeClients() {
-        List<AutoCloseable> toClose = new ArrayList<>(opened);
-        opened.clear();
-        Collections.reverse(toClose);
-        for (AutoCloseable c : toClose) {
-            try {
-                c.close();
-            } catch (Exception e) {
-                System.out.println("[dlock-tck] closing a client failed: " + e);
-            }
-        }
-    }
-
-    @AfterAll
-    final void stopFixture() {
-        if (fixture != null) {
-            fixture.close();
-        }
-    }
-
-    final String fixtureName() {
-        return fixture == null ? getClass().getSimpleName() : fixture.name();
-    }
-
-    final boolean reportable() {
-        return fixture != null && fixture.reportable();
-    }
-
-    // ------------------------------------------------------------------ helpers
-
-    /** @return the fixture of this run */
-    protected final TckFixture fixture() {
-        return fixture;
-    }
-
-    private Duration lease() {
-        return fixture.leaseTime();
-    }
-
-    private Duration opTimeout() {
-        return fixture.operationTimeout();
-    }
-
-    private LockOptions options() {
-        return LockOptions.builder().leaseTime(lease()).build();
-    }
-
-    private LockOptions noRenew() {
-        return LockOptions.builder().leaseTime(lease()).autoRenew(false).build();
-    }
-
-    private LockClientConfig.Builder config() {
-        return fixture.clientConfig().operationTimeout(opTimeout()).defaultLockOptions(options())
-                .retry(Duration.ofMillis(10), Duration.ofMillis(250));
-    }
-
-    /** Opens a client that the TCK closes after the test. */
-    private LockClient client() {
-        return client(UnaryOperator.identity());
-    }
-
-    private LockClient client(UnaryOperator<LockClientConfig.Builder> customize) {
-        LockClient c = LockClient.open(customize.apply(config()).build());
-        opened.add(c);
-        return c;
-    }
-
-    private FreezableClient freezable(String rule) {
-        Optional<FreezableClient> c = fixture.openFreezable(config());
-        assumeTrue(c.isPresent(), rule + " needs TckFixture.openFreezable (a client whose network can be frozen); "
-                + "the fixture offers none");
-        opened.add(c.get());
-        return c.get();
-    }
-
-    private String name(Rule rule) {
-        return "tck-" + rule.name().toLowerCase() + "-" + names.incrementAndGet() + "-" + System.nanoTime();
-    }
-
-    private static long millis(long nanos) {
-        return TimeUnit.NANOSECONDS.toMillis(nanos);
-    }
-
-    private static void sleep(Duration d) {
-        try {
-            Thread.sleep(d.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            fail("interrupted");
-        }
-    }
-
-    /** Polls a condition every 5 ms until it holds or the timeout passes. */
-    private static boolean await(BooleanSupplier condition, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (System.nanoTime() - deadline < 0) {
-            if (condition.getAsBoolean()) {
-                return true;
-            }
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-        }
-        return condition.getAsBoolean();
-    }
-
-    private void requireFencing(Rule rule) {
-        LockClient probe = client();
-        assumeTrue(probe.capabilities().contains(Capability.FENCING),
-                rule + " needs Capability.FENCING, which " + fixture.name() + " does not declare");
-    }
-
-    /** A thread that runs a body and keeps the first failure for the test thread to rethrow. */
-    private static final class Worker extends Thread {
-        private final AtomicReference<Throwable> failure = new AtomicReference<>();
-
-        Worker(String name, ThrowingRunnable body) {
-            super(() -> { });
-            setName("dlock-tck-" + name);
-            setDaemon(true);
-            this.body = body;
-        }
-
-        private final ThrowingRunnable body;
-
-        @Override
-        public void run() {
-            try {
-                body.run();
-            } catch (Throwable t) {
-                failure.set(t);
-            }
-        }
-
-        void finish(Duration timeout) throws Exception {
-            join(timeout.toMillis());
-            if (isAlive()) {
-                interrupt();
-                fail(getName() + " did not finish within " + timeout);
-            }
-            Throwable t = failure.get();
-            if (t instanceof Error) {
-                throw (Error) t;
-            }
-            if (t instanceof Exception) {
-                throw (Exception) t;
-            }
-        }
-    }
-
-    @FunctionalInterface
-    private interface ThrowingRunnable {
-        void run() throws Exception;
-    }
-
-    /** Runs the same body on many threads, starting together, and collects failures. */
-    private static void runConcurrently(int threads, String label, Duration timeout, IndexedBody body) throws Exception {
-        CountDownLatch start = new CountDownLatch(1);
-        List<Worker> workers = new ArrayList<>();
-        for (int i = 0; i < threads; i++) {
-            int index = i;
-            Worker w = new Worker(label + "-" + i, () -> {
-                start.await();
-                body.run(index);
-            });
-            workers.add(w);
-            w.start();
-        }
-        start.countDown();
-        for (Worker w : workers) {
-            w.finish(timeout);
-        }
-    }
-
-    @FunctionalInterface
-    private interface IndexedBody {
-        void run(int index) throws Exception;
-    }
+    /** Creates the suite; subclasses supply the fixture in {@link #createFixture()}. */
+    protected LockProviderTck() { }
 
     /** Hammers one lock name from the given clients, recording proven holds. */
     private HoldLog contend(Rule rule, List<LockClient> clients, int threadsPerClient, int grantsPerThread)
@@ -284,7 +76,7 @@ public abstract class LockProviderTck {
         HoldLog log = new HoldLog();
         AtomicInteger inside = new AtomicInteger();
         AtomicInteger maxInside = new AtomicInteger();
-        SplittableRandom root = new SplittableRandom(seed);
+        SplittableRandom root = new SplittableRandom(seed());
         List<SplittableRandom> randoms = new ArrayList<>();
         for (int i = 0; i < clients.size() * threadsPerClient; i++) {
             randoms.add(root.split());
@@ -888,7 +680,7 @@ public abstract class LockProviderTck {
         // generous: connect and read phases may each take up to the timeout on some clients; never a hang
         long bound = opTimeout().multipliedBy(2).plus(Duration.ofMillis(1500)).toNanos();
         boolean ran = false;
-        Optional<String> unreachable = fixture.unreachableUri();
+        Optional<String> unreachable = fixture().unreachableUri();
         if (unreachable.isPresent()) {
             ran = true;
             long t0 = System.nanoTime();
@@ -903,7 +695,7 @@ public abstract class LockProviderTck {
             assertTrue(took < bound, Rule.V3.failure("failing against an unreachable backend took " + millis(took) + " ms"));
             System.out.println("[dlock-tck] V3: unreachable backend failed in " + millis(took) + " ms");
         }
-        Optional<FreezableClient> frozen = fixture.openFreezable(config());
+        Optional<FreezableClient> frozen = fixture().openFreezable(config());
         if (frozen.isPresent()) {
             ran = true;
             opened.add(frozen.get());

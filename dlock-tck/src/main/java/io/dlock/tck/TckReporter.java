@@ -44,8 +44,8 @@ public final class TckReporter implements TestWatcher, AfterAllCallback {
     }
 
     private static String provider(ExtensionContext context) {
-        return context.getTestInstance().filter(i -> i instanceof LockProviderTck)
-                .map(i -> ((LockProviderTck) i).fixtureName()).orElse("unknown");
+        return context.getTestInstance().filter(i -> i instanceof TckSupport)
+                .map(i -> ((TckSupport) i).fixtureName()).orElse("unknown");
     }
 
     @Override
@@ -74,10 +74,10 @@ public final class TckReporter implements TestWatcher, AfterAllCallback {
     @Override
     public void afterAll(ExtensionContext context) {
         Optional<Object> instance = context.getTestInstance();
-        if (instance.isEmpty() || !(instance.get() instanceof LockProviderTck)) {
+        if (instance.isEmpty() || !(instance.get() instanceof TckSupport)) {
             return;
         }
-        LockProviderTck tck = (LockProviderTck) instance.get();
+        TckSupport tck = (TckSupport) instance.get();
         Map<Rule, Map.Entry<TckReport.Outcome, String>> results = results(context);
         StringBuilder summary = new StringBuilder("[dlock-tck] " + tck.fixtureName() + ":");
         results.forEach((rule, r) -> summary.append(' ').append(rule).append('=').append(r.getKey()));

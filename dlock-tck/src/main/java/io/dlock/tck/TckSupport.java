@@ -1,0 +1,296 @@
+package io.dlock.tck;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.dlock.Capability;
+import io.dlock.DistributedLock;
+import io.dlock.Lease;
+import io.dlock.LockBackendException;
+import io.dlock.LockClient;
+import io.dlock.LockClientConfig;
+import io.dlock.LockHolder;
+import io.dlock.LockLostException;
+import io.dlock.LockOptions;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The machinery every TCK rule class shares: the fixture's lifecycle (one per class run), clients
+ * that are closed after each test, names unique per test, the seed, and small helpers. Not a
+ * suite by itself: provider authors subclass {@link LockProviderTck}.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.MethodName.class)
+@ExtendWith(TckReporter.class)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+public abstract class TckSupport {
+
+    /** The default seed of the TCK's randomness. */
+    public static final long DEFAULT_SEED = 20261121L;
+
+    private TckFixture fixture;
+    protected final List<AutoCloseable> opened = new CopyOnWriteArrayList<>();
+    private final AtomicInteger names = new AtomicInteger();
+    private long seed;
+
+    /** @return the seed of this run's randomness */
+    protected final long seed() {
+        return seed;
+    }
+
+    /**
+     * Creates the fixture for this run; called once, before the first rule.
+     *
+     * @return the fixture
+     */
+    protected abstract TckFixture createFixture();
+
+    @BeforeAll
+    final void startFixture() {
+        seed = Long.getLong("dlock.tck.seed", DEFAULT_SEED);
+        fixture = createFixture();
+        System.out.println("[dlock-tck] provider " + fixture.name() + ", lease time " + fixture.leaseTime()
+                + ", operation timeout " + fixture.operationTimeout() + ", seed " + seed
+                + " (set -Ddlock.tck.seed to change)");
+    }
+
+    @AfterEach
+    final void closeClients() {
+        List<AutoCloseable> toClose = new ArrayList<>(opened);
+        opened.clear();
+        Collections.reverse(toClose);
+        for (AutoCloseable c : toClose) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                System.out.println("[dlock-tck] closing a client failed: " + e);
+            }
+        }
+    }
+
+    @AfterAll
+    final void stopFixture() {
+        if (fixture != null) {
+            fixture.close();
+        }
+    }
+
+    final String fixtureName() {
+        return fixture == null ? getClass().getSimpleName() : fixture.name();
+    }
+
+    final boolean reportable() {
+        return fixture != null && fixture.reportable();
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /** @return the fixture of this run */
+    protected final TckFixture fixture() {
+        return fixture;
+    }
+
+    protected final Duration lease() {
+        return fixture.leaseTime();
+    }
+
+    protected final Duration opTimeout() {
+        return fixture.operationTimeout();
+    }
+
+    protected final LockOptions options() {
+        return LockOptions.builder().leaseTime(lease()).build();
+    }
+
+    protected final LockOptions noRenew() {
+        return LockOptions.builder().leaseTime(lease()).autoRenew(false).build();
+    }
+
+    protected final LockClientConfig.Builder config() {
+        return fixture.clientConfig().operationTimeout(opTimeout()).defaultLockOptions(options())
+                .retry(Duration.ofMillis(10), Duration.ofMillis(250));
+    }
+
+    /** Opens a client that the TCK closes after the test. */
+    protected final LockClient client() {
+        return client(UnaryOperator.identity());
+    }
+
+    protected final LockClient client(UnaryOperator<LockClientConfig.Builder> customize) {
+        LockClient c = LockClient.open(customize.apply(config()).build());
+        opened.add(c);
+        return c;
+    }
+
+    protected final FreezableClient freezable(String rule) {
+        Optional<FreezableClient> c = fixture.openFreezable(config());
+        assumeTrue(c.isPresent(), rule + " needs TckFixture.openFreezable (a client whose network can be frozen); "
+                + "the fixture offers none");
+        opened.add(c.get());
+        return c.get();
+    }
+
+    protected final String name(Rule rule) {
+        return "tck-" + rule.name().toLowerCase() + "-" + names.incrementAndGet() + "-" + System.nanoTime();
+    }
+
+    protected static long millis(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos);
+    }
+
+    protected static void sleep(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            fail("interrupted");
+        }
+    }
+
+    /** Polls a condition every 5 ms until it holds or the timeout passes. */
+    protected static boolean await(BooleanSupplier condition, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() - deadline < 0) {
+            if (condition.getAsBoolean()) {
+                return true;
+            }
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return condition.getAsBoolean();
+    }
+
+    protected final void requireFencing(Rule rule) {
+        LockClient probe = client();
+        assumeTrue(probe.capabilities().contains(Capability.FENCING),
+                rule + " needs Capability.FENCING, which " + fixture.name() + " does not declare");
+    }
+
+    /** A thread that runs a body and keeps the first failure for the test thread to rethrow. */
+    protected static final class Worker extends Thread {
+        private final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+        /**
+         * Creates a worker.
+         *
+         * @param name a thread name suffix
+         * @param body what to run
+         */
+        public Worker(String name, ThrowingRunnable body) {
+            super(() -> { });
+            setName("dlock-tck-" + name);
+            setDaemon(true);
+            this.body = body;
+        }
+
+        private final ThrowingRunnable body;
+
+        @Override
+        public void run() {
+            try {
+                body.run();
+            } catch (Throwable t) {
+                failure.set(t);
+            }
+        }
+
+        /**
+         * Waits for the worker and rethrows its failure.
+         *
+         * @param timeout how long to wait
+         * @throws Exception what the body threw
+         */
+        public void finish(Duration timeout) throws Exception {
+            join(timeout.toMillis());
+            if (isAlive()) {
+                interrupt();
+                fail(getName() + " did not finish within " + timeout);
+            }
+            Throwable t = failure.get();
+            if (t instanceof Error) {
+                throw (Error) t;
+            }
+            if (t instanceof Exception) {
+                throw (Exception) t;
+            }
+        }
+    }
+
+    @FunctionalInterface
+    protected interface ThrowingRunnable {
+        /**
+         * Runs.
+         *
+         * @throws Exception anything
+         */
+        void run() throws Exception;
+    }
+
+    /** Runs the same body on many threads, starting together, and collects failures. */
+    protected static void runConcurrently(int threads, String label, Duration timeout, IndexedBody body) throws Exception {
+        CountDownLatch start = new CountDownLatch(1);
+        List<Worker> workers = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            int index = i;
+            Worker w = new Worker(label + "-" + i, () -> {
+                start.await();
+                body.run(index);
+            });
+            workers.add(w);
+            w.start();
+        }
+        start.countDown();
+        for (Worker w : workers) {
+            w.finish(timeout);
+        }
+    }
+
+    @FunctionalInterface
+    protected interface IndexedBody {
+        /**
+         * Runs one thread's share.
+         *
+         * @param index the thread's index
+         * @throws Exception anything
+         */
+        void run(int index) throws Exception;
+    }
+
+}
