@@ -97,6 +97,11 @@ final class TestSupport {
 
     /** The DynamoDB provider, opened with a request counter in its SDK client. */
     static LockProvider countingProvider(RequestCounter counter) {
+        return countingProviderWith(counter);
+    }
+
+    /** The DynamoDB provider, opened with an interceptor in its SDK client. */
+    static LockProvider countingProviderWith(ExecutionInterceptor interceptor) {
         return new LockProvider() {
             @Override
             public String name() {
@@ -110,7 +115,7 @@ final class TestSupport {
 
             @Override
             public LockBackend open(BackendContext context) {
-                return DynamoDbLockBackend.open(context, b -> b.addExecutionInterceptor(counter));
+                return DynamoDbLockBackend.open(context, b -> b.addExecutionInterceptor(interceptor));
             }
         };
     }

@@ -127,6 +127,11 @@ final class DynamoDbSettings {
     }
 
     private static URI parseEndpoint(String raw, String shown) {
+        if (raw.indexOf('@') >= 0) {
+            // never echo it: the part before '@' may be a password
+            throw new IllegalArgumentException("uri parameter endpoint must not contain user info ('@'): give "
+                    + "credentials as accessKeyId and secretAccessKey: '" + shown + "'");
+        }
         URI endpoint;
         try {
             endpoint = new URI(raw.trim());
@@ -135,7 +140,7 @@ final class DynamoDbSettings {
         }
         if (endpoint == null || endpoint.getScheme() == null || endpoint.getHost() == null
                 || !(endpoint.getScheme().equalsIgnoreCase("http") || endpoint.getScheme().equalsIgnoreCase("https"))
-                || endpoint.getUserInfo() != null || endpoint.getQuery() != null) {
+                || endpoint.getQuery() != null || endpoint.getFragment() != null) {
             throw new IllegalArgumentException("uri parameter endpoint must be an http or https URL such as "
                     + "http://127.0.0.1:8000, was '" + raw + "': '" + shown + "'");
         }

@@ -2,6 +2,7 @@ package io.dlock.dynamodb.internal;
 
 import io.dlock.LockBackendException;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Set;
 import software.amazon.awssdk.awscore.exception.AwsServiceException;
 import software.amazon.awssdk.core.exception.AbortedException;
@@ -91,9 +92,10 @@ final class Failures {
                     + " (the operation timeout)", lockName, e);
         }
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        if (message.startsWith("Unable to load credentials")) {
-            return new LockBackendException(what + " failed: no AWS credentials were found. Give accessKeyId and "
-                    + "secretAccessKey in the URI, or configure the SDK's default chain. " + message, lockName, e);
+        if (message.toLowerCase(Locale.ROOT).contains("credentials")) {
+            return new LockBackendException(what + " failed: no usable AWS credentials were found. Give accessKeyId and "
+                    + "secretAccessKey in the URI, name a profile, or configure the SDK's default chain. " + message,
+                    lockName, e);
         }
         return new LockBackendException(what + " failed: could not reach " + settings.server() + ": " + message,
                 lockName, e);
