@@ -72,6 +72,7 @@ final class Calls {
         private CompletableFuture<T> future;
         private long sentAt;
         private int sends;
+        private Throwable lastFailure;
 
         private Call(String what, String lockName, Supplier<CompletableFuture<T>> op, boolean retry) {
             this.what = what;
@@ -117,7 +118,8 @@ final class Calls {
                         future.cancel(true);
                         throw new LockBackendException("etcd: " + what + describeLock() + " got no answer within "
                                 + timeout.toMillis() + " ms from " + settings.server()
-                                + (sends > 1 ? " (sent " + sends + " times)" : ""), lockName, null);
+                                + (lastFailure == null ? "" : " (sent " + sends + " times; the last failure: "
+                                + scrub(describe(lastFailure)) + ")"), lockName, lastFailure);
                     } catch (ExecutionException | CancellationException | CompletionException e) {
                         Throwable cause = unwrap(e);
                         if (leaseNotFound(cause)) {
@@ -126,6 +128,7 @@ final class Calls {
                         }
                         long left = deadline - System.nanoTime();
                         if (retry && !closed.getAsBoolean() && retryable(cause) && left > backoff) {
+                            lastFailure = cause;
                             if (Thread.interrupted()) {
                                 interrupted = true;
                             }
@@ -154,10 +157,26 @@ final class Calls {
                 message = "etcd: " + what + describeLock() + " failed: the lock client is closed";
             } else {
                 message = "etcd: " + what + describeLock() + " failed at " + settings.server() + ": "
-                        + scrub(describe(cause)) + (sends > 1 ? " (sent " + sends + " times)" : "");
+                        + scrub(describe(cause)) + (sends > 1 ? " (sent " + sends + " times)" : "") + hint(cause);
             }
             return new LockBackendException(message, lockName, cause);
         }
+    }
+
+    /** @return a hint for the usual cause of a connection failure, or empty */
+    private String hint(Throwable cause) {
+        if (!code(cause).equals("UNAVAILABLE")) {
+            return "";
+        }
+        String d = describe(cause);
+        if (settings.tls && d.contains("io exception")) {
+            return "; with etcds://, check that the servers' certificates are trusted (the caFile parameter or "
+                    + "EtcdLockProvider.withTrustManagerFactory) and name the hosts of the uri";
+        }
+        if (!settings.tls && d.contains("Network closed for unknown reason")) {
+            return "; if the servers speak only TLS, use etcds://";
+        }
+        return "";
     }
 
     /** Removes any occurrence of the password from a message (the server might echo it someday). */
@@ -189,7 +208,7 @@ final class Calls {
         return Status.fromThrowable(c).getCode().name();
     }
 
-    /** @return a short description of a failure: code and the server's or library's message */
+    /** @return a short description of a failure: code, the server's or library's message, and the root cause */
     static String describe(Throwable t) {
         Throwable c = unwrap(t);
         String code = code(c);
@@ -199,13 +218,25 @@ final class Calls {
         } else {
             Status s = Status.fromThrowable(c);
             text = s.getDescription();
-            if (s.getCause() != null && s.getCause() != c) {
-                Throwable root = s.getCause();
-                String more = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
-                text = text == null ? more : text + " (" + more + ")";
-            }
             if (text == null && s.getCode() == Status.Code.UNKNOWN) {
                 text = c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
+            }
+        }
+        Throwable root = c;
+        for (int i = 0; i < 10 && root.getCause() != null && root.getCause() != root; i++) {
+            root = root.getCause();
+        }
+        if (root != c) {
+            String more = root.getMessage() == null ? root.getClass().getSimpleName()
+                    : root.getClass().getSimpleName() + ": " + root.getMessage();
+            if (text == null || !text.contains(String.valueOf(root.getMessage()))) {
+                text = text == null ? more : text + " (" + more + ")";
+            }
+        }
+        if (text != null) {
+            int nl = text.indexOf('\n');
+            if (nl >= 0) {
+                text = text.substring(0, nl).trim(); // gRPC appends the Netty pipeline on further lines
             }
         }
         return text == null ? code : code + ": " + text;

@@ -92,9 +92,10 @@ public final class EtcdLockBackend implements LockBackend {
                 .executorService(jetcdExecutor)
                 .connectTimeout(Duration.ofMillis(Math.max(1, Math.min(Integer.MAX_VALUE,
                         context.operationTimeout().toMillis()))))
-                // this backend retries idempotent requests itself, within each call's deadline
+                // this backend retries idempotent requests itself, within each call's deadline; a request
+                // fails fast while no server is reachable, so that the last failure says why
                 .retryMaxAttempts(0)
-                .waitForReady(true);
+                .waitForReady(false);
         if (settings.user != null) {
             b.user(ByteSequence.from(settings.user, StandardCharsets.UTF_8))
                     .password(ByteSequence.from(settings.password, StandardCharsets.UTF_8));
@@ -437,8 +438,10 @@ public final class EtcdLockBackend implements LockBackend {
     @Override
     public Optional<LockHolder> holder(String name) {
         ensureOpen(name);
-        GetResponse r = calls.run("holder query", name, calls.deadline(),
-                () -> kv.get(keys.namePrefix(name), EtcdOps.oldest()), true);
+        // a read-only transaction rather than kv.get: jetcd logs every failed get at WARN level
+        TxnResponse t = calls.run("holder query", name, calls.deadline(),
+                () -> kv.txn().Then(EtcdOps.oldest(keys.namePrefix(name))).commit(), true);
+        GetResponse r = t.getGetResponses().get(0);
         if (r.getKvs().isEmpty()) {
             return Optional.empty();
         }

@@ -47,10 +47,10 @@ final class EtcdOps {
     }
 
     /** @return the oldest key of a name, with its value: the holder */
-    static GetOption oldest() {
-        return GetOption.builder().isPrefix(true)
+    static Op oldest(ByteSequence namePrefix) {
+        return Op.get(namePrefix, GetOption.builder().isPrefix(true)
                 .withSortField(GetOption.SortTarget.CREATE).withSortOrder(GetOption.SortOrder.ASCEND)
-                .withLimit(1).build();
+                .withLimit(1).build());
     }
 
     /** @return a read of one key */
