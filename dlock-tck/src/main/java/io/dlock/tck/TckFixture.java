@@ -77,6 +77,15 @@ public interface TckFixture extends AutoCloseable {
     }
 
     /**
+     * Control of the cluster's members, for the failover rule S9.
+     *
+     * @return the control, or empty if the fixture runs no cluster
+     */
+    default Optional<ClusterControl> cluster() {
+        return Optional.empty();
+    }
+
+    /**
      * Whether this run's results go into the compatibility report. The TCK's own deliberately
      * broken providers say no.
      *

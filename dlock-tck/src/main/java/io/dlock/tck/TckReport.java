@@ -25,18 +25,29 @@ public final class TckReport {
     private TckReport() { }
 
     /**
-     * Writes one provider's results.
+     * Writes one provider's results, keeping from its previous file the rules this run did not
+     * check.
      *
      * @param dir the report directory
      * @param provider the provider name
      * @param results outcome and detail per rule
      * @throws UncheckedIOException if the file cannot be written
      */
-    public static void writeResults(Path dir, String provider, Map<Rule, Map.Entry<Outcome, String>> results) {
-        StringBuilder b = new StringBuilder("# rule\toutcome\tdetail (written by the dlock TCK)\n");
-        for (Map.Entry<Rule, Map.Entry<Outcome, String>> e : new EnumMap<>(results).entrySet()) {
+    public static synchronized void writeResults(Path dir, String provider, Map<Rule, Map.Entry<Outcome, String>> results) {
+        // several suites (the contract and the fault tier) report into one column: keep the rules
+        // this run did not cover from the provider's previous file
+        Map<Rule, String[]> merged = new EnumMap<>(Rule.class);
+        Map<Rule, String[]> previous = read(dir).get(provider);
+        if (previous != null) {
+            merged.putAll(previous);
+        }
+        for (Map.Entry<Rule, Map.Entry<Outcome, String>> e : results.entrySet()) {
             String detail = e.getValue().getValue() == null ? "" : e.getValue().getValue().replaceAll("[\\t\\r\\n]+", " ");
-            b.append(e.getKey()).append('\t').append(e.getValue().getKey()).append('\t').append(detail).append('\n');
+            merged.put(e.getKey(), new String[] {e.getValue().getKey().name(), detail});
+        }
+        StringBuilder b = new StringBuilder("# rule\toutcome\tdetail (written by the dlock TCK)\n");
+        for (Map.Entry<Rule, String[]> e : merged.entrySet()) {
+            b.append(e.getKey()).append('\t').append(e.getValue()[0]).append('\t').append(e.getValue()[1]).append('\n');
         }
         try {
             Files.createDirectories(dir);
@@ -44,6 +55,45 @@ public final class TckReport {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * Keeps the figures of one randomized fault run (N1), one file per provider and run length, so
+     * that a long run's figures stay when the short run of the test command overwrites its own.
+     *
+     * @param dir the report directory
+     * @param provider the provider name
+     * @param duration the run's length
+     * @param line the figures, tab-separated: provider, duration, seed, stalls, pauses, restarts,
+     *     leader kills, grants, stale writes rejected, stale writes accepted, lost updates, overlaps
+     * @throws UncheckedIOException if the file cannot be written
+     */
+    public static synchronized void writeNemesisFigures(Path dir, String provider, java.time.Duration duration, String line) {
+        try {
+            Files.createDirectories(dir);
+            Files.writeString(dir.resolve(provider + ".N1-" + duration + ".run"), line + "\n", StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static List<String[]> readNemesisFigures(Path dir) {
+        List<String[]> runs = new ArrayList<>();
+        if (!Files.isDirectory(dir)) {
+            return runs;
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path f : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".run")).sorted()::iterator) {
+                String line = Files.readString(f, StandardCharsets.UTF_8).trim();
+                String[] parts = line.split("\t");
+                if (parts.length == 12) {
+                    runs.add(parts);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return runs;
     }
 
     /**
@@ -124,6 +174,24 @@ public final class TckReport {
         if (!notes.isEmpty()) {
             b.append("\nNotes:\n\n");
             notes.forEach(n -> b.append(n).append('\n'));
+        }
+        List<String[]> runs = readNemesisFigures(dir);
+        if (!runs.isEmpty()) {
+            b.append("\n## Randomized fault runs (N1)\n\n")
+                    .append("The last run of each length per provider. Clients increment a fenced register under the lock ")
+                    .append("while a nemesis stalls client networks, pauses the server, kills and restarts it, or kills a ")
+                    .append("cluster's leader. `./scripts/test` runs 30 s per backend; the long runs come from ")
+                    .append("`mvn -pl <module> test -Dtest='*FaultTckTest' -Ddlock.tck.nemesis.duration=PT10M`.\n\n")
+                    .append("| provider | length | seed | client stalls | server pauses | server restarts | leader kills | grants ")
+                    .append("| stale writes rejected | stale writes accepted | lost updates | overlaps |\n")
+                    .append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+            for (String[] r : runs) {
+                b.append('|');
+                for (String cell : r) {
+                    b.append(' ').append(cell).append(" |");
+                }
+                b.append('\n');
+            }
         }
         try {
             Files.createDirectories(out.toAbsolutePath().getParent());

@@ -3,6 +3,7 @@ package io.dlock.tck.mem;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
 import io.dlock.tck.FreezableClient;
+import io.dlock.tck.ServerControl;
 import io.dlock.tck.TckFixture;
 import java.time.Duration;
 import java.util.Optional;
@@ -82,6 +83,32 @@ public class MemFixture implements TckFixture {
             public void close() {
                 link.unfreeze();
                 client.close();
+            }
+        });
+    }
+
+    @Override
+    public Optional<ServerControl> server() {
+        MemServer s = MemServer.named(server);
+        return Optional.of(new ServerControl() {
+            @Override
+            public void pause() {
+                s.pause();
+            }
+
+            @Override
+            public void resume() {
+                s.resume();
+            }
+
+            @Override
+            public void kill() {
+                s.kill();
+            }
+
+            @Override
+            public void restart() {
+                s.resume();
             }
         });
     }

@@ -64,6 +64,36 @@ public final class MemServer {
 
     void register(String linkId, MemLink link) {
         links.put(linkId, link);
+        if (down) {
+            link.freeze();
+        }
+    }
+
+    private volatile boolean down;
+
+    /** Stops answering every client, as a paused (SIGSTOP) server: requests are held until {@link #resume()}. */
+    public void pause() {
+        down = true;
+        links.values().forEach(MemLink::freeze);
+    }
+
+    /** Answers again; held requests are served, late. */
+    public void resume() {
+        down = false;
+        links.values().forEach(MemLink::unfreeze);
+    }
+
+    /**
+     * Crashes: stops answering and forgets every held lock, as a restart without persistence would.
+     * The fencing counter survives (it stands for what a real backend must persist or re-seed so
+     * that tokens never go backwards).
+     */
+    public void kill() {
+        pause();
+        synchronized (this) {
+            locks.clear();
+            notifyAll();
+        }
     }
 
     void unregister(String linkId) {
