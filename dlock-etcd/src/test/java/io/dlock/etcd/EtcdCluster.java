@@ -163,6 +163,50 @@ final class EtcdCluster implements AutoCloseable {
         throw new IllegalStateException("no etcd member named a leader within 15 s");
     }
 
+    /** SIGSTOPs every member. */
+    void pauseAll() {
+        for (Member m : members) {
+            m.pause();
+        }
+    }
+
+    /** SIGCONTs every paused member. */
+    void resumeAll() {
+        for (Member m : members) {
+            if (m.paused) {
+                m.resume();
+            }
+        }
+    }
+
+    /** SIGKILLs every running member. */
+    void killAll() {
+        for (Member m : members) {
+            if (m.process != null && m.process.isAlive()) {
+                m.kill();
+            }
+        }
+    }
+
+    /**
+     * Starts every member that is not running, with its data, and waits until all are healthy: they
+     * are all launched first, since a member of a larger cluster serves only once a quorum is back.
+     */
+    void restartStopped() {
+        List<Member> stopped = members.stream().filter(m -> m.process == null || !m.process.isAlive())
+                .collect(Collectors.toList());
+        for (Member m : stopped) {
+            m.launch();
+        }
+        for (Member m : stopped) {
+            try {
+                m.awaitHealthy();
+            } catch (IllegalStateException e) {
+                m.restart(); // most likely its port was not free yet
+            }
+        }
+    }
+
     /** Stops every member and deletes the data. */
     @Override
     public void close() {

@@ -83,7 +83,7 @@ public final class EtcdFixture extends ProxiedFixture implements TckFixture {
     }
 
     /** @return the server, for the backend's own tests */
-    EtcdCluster cluster() {
+    EtcdCluster etcd() {
         return cluster;
     }
 
