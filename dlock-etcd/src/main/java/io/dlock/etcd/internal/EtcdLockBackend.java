@@ -21,7 +21,6 @@ import io.etcd.jetcd.op.Op;
 import io.grpc.netty.GrpcSslContexts;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -87,30 +86,35 @@ public final class EtcdLockBackend implements LockBackend {
         this.scheduler = new ScheduledThreadPoolExecutor(1, context.threadFactory());
         this.scheduler.setRemoveOnCancelPolicy(true);
         this.jetcdExecutor = Executors.newCachedThreadPool(context.threadFactory());
-        ClientBuilder b = Client.builder()
-                .endpoints(settings.endpoints().toArray(new URI[0]))
-                .executorService(jetcdExecutor)
-                .connectTimeout(Duration.ofMillis(Math.max(1, Math.min(Integer.MAX_VALUE,
-                        context.operationTimeout().toMillis()))))
-                // this backend retries idempotent requests itself, within each call's deadline; a request
-                // fails fast while no server is reachable, so that the last failure says why
-                .retryMaxAttempts(0)
-                .waitForReady(false);
-        if (settings.user != null) {
-            b.user(ByteSequence.from(settings.user, StandardCharsets.UTF_8))
-                    .password(ByteSequence.from(settings.password, StandardCharsets.UTF_8));
-        }
-        if (ssl != null) {
-            b.sslContext(ssl);
-        }
+        Client built = null;
         try {
-            this.client = b.build();
+            ClientBuilder b = Client.builder()
+                    .target(settings.target())
+                    .executorService(jetcdExecutor)
+                    .connectTimeout(Duration.ofMillis(Math.max(1, Math.min(Integer.MAX_VALUE,
+                            context.operationTimeout().toMillis()))))
+                    // this backend retries idempotent requests itself, within each call's deadline; a
+                    // request fails fast while no server is reachable, so that the last failure says why
+                    .retryMaxAttempts(0)
+                    .waitForReady(false);
+            if (settings.user != null) {
+                b.user(ByteSequence.from(settings.user, StandardCharsets.UTF_8))
+                        .password(ByteSequence.from(settings.password, StandardCharsets.UTF_8));
+            }
+            if (ssl != null) {
+                b.sslContext(ssl);
+            }
+            built = b.build();
+            this.kv = built.getKVClient(); // makes the channel; no I/O yet
         } catch (RuntimeException e) {
+            if (built != null) {
+                built.close();
+            }
             scheduler.shutdownNow();
             jetcdExecutor.shutdownNow();
             throw new IllegalArgumentException("uri: jetcd cannot use '" + settings + "': " + e.getMessage(), e);
         }
-        this.kv = client.getKVClient();
+        this.client = built;
         this.calls = new Calls(settings, context.ticker(), context.operationTimeout(), closed::get);
         this.leases = new Leases(client.getLeaseClient(), calls, scheduler, context.ticker(), context.events(),
                 context.operationTimeout(), settings.server(), this::leaseGone);

@@ -1,7 +1,6 @@
 package io.dlock.etcd.internal;
 
 import io.dlock.spi.BackendUri;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -133,14 +132,23 @@ final class EtcdSettings {
         return p;
     }
 
-    /** @return the endpoints as jetcd takes them, {@code http://host:port} or {@code https://host:port} */
-    List<URI> endpoints() {
-        List<URI> list = new ArrayList<>();
-        for (BackendUri.HostPort hp : hosts) {
-            String host = hp.host().indexOf(':') >= 0 ? "[" + hp.host() + "]" : hp.host();
-            list.add(URI.create((tls ? "https://" : "http://") + host + ":" + hp.port()));
+    /**
+     * Returns the gRPC target for jetcd's {@code ip} name resolver: {@code ip:///h1:p1,h2:p2}. An
+     * IPv6 address is written {@code %5B::1%5D:p}: the resolver reads the decoded path, and a
+     * literal bracket is not allowed in a URI path.
+     *
+     * @return the target
+     */
+    String target() {
+        StringBuilder b = new StringBuilder("ip:///");
+        for (int i = 0; i < hosts.size(); i++) {
+            BackendUri.HostPort hp = hosts.get(i);
+            if (i > 0) {
+                b.append(',');
+            }
+            b.append(hp.host().indexOf(':') >= 0 ? "%5B" + hp.host() + "%5D" : hp.host()).append(':').append(hp.port());
         }
-        return list;
+        return b.toString();
     }
 
     /** @return how messages name the cluster, e.g. {@code etcd at 10.0.0.5:2379,10.0.0.6:2379 (TLS)} */
