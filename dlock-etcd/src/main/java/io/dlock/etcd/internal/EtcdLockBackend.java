@@ -325,6 +325,13 @@ public final class EtcdLockBackend implements LockBackend {
         return Duration.ofSeconds(2);
     }
 
+    /**
+     * Starts one acquisition; no I/O. Its key is created on the first try, attached to this
+     * client's etcd lease for the request's TTL.
+     *
+     * @param request the lock name, the fresh owner id and the lease time
+     * @return the attempt
+     */
     @Override
     public AcquireAttempt newAttempt(AcquireRequest request) {
         EtcdAttempt attempt = new EtcdAttempt(this, request);
