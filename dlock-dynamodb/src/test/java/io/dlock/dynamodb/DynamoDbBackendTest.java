@@ -324,6 +324,28 @@ class DynamoDbBackendTest {
         }
     }
 
+    @Test
+    void transactionRenewalsUnderContentionKeepEveryLeaseAndNeverFailAWaiter() throws Exception {
+        Duration lease = Duration.ofMillis(600); // renewed every 200 ms, in one transaction for both leases
+        String uri = plainUri() + "&renewal=transaction";
+        try (LockClient holder = client(uri); LockClient waiter = client(uri)) {
+            LockOptions options = LockOptions.builder().leaseTime(lease).build();
+            Lease a = holder.lock("txn-a", options).tryAcquire().orElseThrow();
+            Lease b = holder.lock("txn-b", options).tryAcquire().orElseThrow();
+            long until = System.nanoTime() + lease.multipliedBy(5).toNanos();
+            int tries = 0;
+            while (System.nanoTime() - until < 0) {
+                // each try is an optimistic write that may meet a renewal transaction: busy, never an error
+                assertTrue(waiter.lock(tries % 2 == 0 ? "txn-a" : "txn-b", options).tryAcquire().isEmpty());
+                tries++;
+            }
+            assertTrue(a.isValid() && b.isValid(), "both leases were renewed throughout (" + tries + " tries)");
+            a.release();
+            b.release();
+            assertTrue(waiter.lock("txn-a").tryAcquire().isPresent());
+        }
+    }
+
     @ParameterizedTest(name = "renewal={0}")
     @ValueSource(strings = {"update", "transaction"})
     void renewalOfManyLeasesAnswersForEachAndSkipsTheLostOne(String mode) throws Exception {

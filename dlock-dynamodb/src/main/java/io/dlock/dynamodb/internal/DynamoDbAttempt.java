@@ -88,6 +88,9 @@ final class DynamoDbAttempt implements AcquireAttempt {
         }
         foundHeld = true;
         long now = backend.ticker().nanoTime(); // after the answer, so after the write it shows
+        if (outcome.item() == null) {
+            return AttemptResult.busy(); // held and being renewed in a transaction at this very moment
+        }
         if (outcome.item().free()) {
             sightings.forget(name); // freed between the failed write and the read that followed it
             return AttemptResult.busy();

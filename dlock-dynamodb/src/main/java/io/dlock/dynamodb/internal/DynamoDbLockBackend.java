@@ -59,6 +59,7 @@ import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledException;
+import software.amazon.awssdk.services.dynamodb.model.TransactionConflictException;
 import software.amazon.awssdk.services.dynamodb.model.Update;
 import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.UpdateItemResponse;
@@ -251,7 +252,10 @@ public final class DynamoDbLockBackend implements LockBackend {
         return new DynamoDbAttempt(this, request);
     }
 
-    /** What one acquire write found: a grant and its token, or the item that stood in the way. */
+    /**
+     * What one acquire write found: a grant and its token, or the item that stood in the way (null
+     * when the item was in a renewal transaction: held, with nothing learned about it).
+     */
     record Outcome(boolean granted, long token, LockItem item) { }
 
     /**
@@ -301,6 +305,9 @@ public final class DynamoDbLockBackend implements LockBackend {
             }
             // a server that does not return the item with the failed condition: ask for it
             return new Outcome(false, 0, read(name, "acquire"));
+        } catch (TransactionConflictException e) {
+            // the item is in a renewal transaction (renewal=transaction) right now: it is held; nothing was written
+            return new Outcome(false, 0, null);
         } catch (SdkException e) {
             throw failures.of("acquire", "UpdateItem", name, e);
         }
@@ -531,14 +538,42 @@ public final class DynamoDbLockBackend implements LockBackend {
     @Override
     public boolean release(HeldLock lock) {
         UpdateItemRequest update = heldUpdate(lock, RELEASE_UPDATE);
-        try {
-            // not interruptible: a thread that was interrupted and closes its lease must still free the lock
-            calls.run("release", lock.name(), timeout, false, () -> client.updateItem(update));
-            return true;
-        } catch (ConditionalCheckFailedException e) {
-            return false;
-        } catch (SdkException e) {
-            throw failures.of("release", "UpdateItem", lock.name(), e);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (long pause = 10; ; pause *= 2) {
+            try {
+                // not interruptible: a thread that was interrupted and closes its lease must still free the lock
+                calls.run("release", lock.name(), remaining(deadline), false, () -> client.updateItem(update));
+                return true;
+            } catch (ConditionalCheckFailedException e) {
+                return false;
+            } catch (TransactionConflictException e) {
+                // this client's own renewal transaction holds the item for a moment (renewal=transaction)
+                if (deadline - System.nanoTime() <= TimeUnit.MILLISECONDS.toNanos(pause * 2)) {
+                    throw failures.of("release", "UpdateItem", lock.name(), e);
+                }
+                pauseUninterruptibly(pause);
+            } catch (SdkException e) {
+                throw failures.of("release", "UpdateItem", lock.name(), e);
+            }
+        }
+    }
+
+    private static void pauseUninterruptibly(long millis) {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        boolean interrupted = false;
+        while (true) {
+            long left = until - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            try {
+                TimeUnit.NANOSECONDS.sleep(left);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
