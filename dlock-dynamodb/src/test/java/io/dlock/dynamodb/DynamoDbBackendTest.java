@@ -310,6 +310,21 @@ class DynamoDbBackendTest {
     }
 
     @Test
+    void theLongestNamesFitTheKeyLimit() throws Exception {
+        // 512 UTF-16 characters (the core's limit) of 3-byte UTF-8: 1,536 bytes, under DynamoDB's 2,048
+        String euros = "\u20ac".repeat(512);
+        String locks = "\uD83D\uDD12".repeat(256); // surrogate pairs: 4 bytes per 2 characters
+        try (LockClient a = client(plainUri()); LockClient b = client(plainUri())) {
+            for (String name : List.of(euros, locks, euros.substring(1))) {
+                Lease lease = a.lock(name).tryAcquire().orElseThrow();
+                assertEquals(lease.ownerId(), b.holder(name).orElseThrow().ownerId());
+                assertTrue(b.lock(name).tryAcquire().isEmpty());
+                lease.release();
+            }
+        }
+    }
+
+    @Test
     void holderNamesTheOwnerAndTokenOfTheCurrentGrant() throws Exception {
         try (LockClient a = client(plainUri()); LockClient b = client(plainUri())) {
             assertEquals(Optional.empty(), b.holder("holder"), "never locked");

@@ -1,0 +1,54 @@
+/**
+ * The DynamoDB backend of dlock: put {@code dlock-dynamodb} on the classpath and open a
+ * {@code dynamodb://} URI.
+ *
+ * <pre>{@code
+ * try (LockClient client = LockClient.open("dynamodb://app-locks?region=eu-west-1")) {
+ *     ...
+ * }
+ * }</pre>
+ *
+ * <p>URI: {@code dynamodb://TABLE?region=REGION[&parameters]}. Parameters: {@code region} (else
+ * the SDK's default region chain), {@code endpoint} (an {@code http(s)://host:port} URL, for
+ * DynamoDB Local or a VPC endpoint), {@code createTable=true} (create the table, on-demand, if it
+ * does not exist, and wait up to 60 s until it is active), {@code accessKeyId},
+ * {@code secretAccessKey} and {@code sessionToken}, or {@code profile} (else the SDK's default
+ * credential chain), {@code renewal=update|transaction} (how many leases are renewed at once, see
+ * below). Unknown parameters are rejected. Credentials never appear in messages or logs.
+ *
+ * <p>The table has a String partition key {@code name} and no sort key. One item per lock name:
+ * {@code name} (the lock name as it is, at most 1,536 bytes of UTF-8, below DynamoDB's 2,048),
+ * {@code owner} (the holder's owner id; absent when free), {@code token} (a Number: the fencing
+ * counter, bumped by every grant and never reset), {@code rvn} (the record version: a fresh
+ * random id written by every grant, renewal and release), {@code leaseMs} (the holder's lease
+ * time) and {@code holderTime} (the holder's wall-clock time of its last write, for people only).
+ * The item of a released lock stays, with its counter, so tokens never go backwards: one small
+ * item per name ever locked.
+ *
+ * <p>Acquire is one conditional {@code UpdateItem} that sets the owner and lease and bumps the
+ * counter, returning the new token; release and renewal are conditional on the owner and token.
+ * An uncontended acquire and release are two requests. DynamoDB keeps no time that clients could
+ * share, so a lock that its holder stopped renewing is taken over by the waiter rule: a waiter may
+ * write over a holder only after it has seen the item's record version unchanged for the holder's
+ * whole lease time on its own monotonic clock, and only with a write conditional on that version.
+ * Wall clocks are never compared. Waiting is the core's jittered, capped polling, one waiter per
+ * name per client; a waiter polls with strongly consistent reads and writes only when the read
+ * says it can win.
+ *
+ * <p>Permissions: {@code dynamodb:UpdateItem} and {@code dynamodb:GetItem} on the table;
+ * {@code dynamodb:TransactWriteItems} with {@code renewal=transaction};
+ * {@code dynamodb:DescribeTable} and {@code dynamodb:CreateTable} with {@code createTable=true}.
+ * A missing one fails with a {@link io.dlock.LockBackendException} that names it.
+ *
+ * <p>Renewal: by default each lease is one conditional {@code UpdateItem} per renew interval (one
+ * write unit), eight at a time. {@code renewal=transaction} renews up to 100 leases in one
+ * {@code TransactWriteItems} (far fewer requests, but twice the write units, and a transaction is
+ * cancelled as a whole: the leases of a cancelled one are renewed one by one).
+ *
+ * <p>Guarantees: {@link io.dlock.Capability#FENCING} and {@link io.dlock.Capability#HOLDER_QUERY}.
+ * Waiters are not notified (they poll) and not served in order. The backend does not declare
+ * {@link io.dlock.Capability#SURVIVES_SERVER_FAILOVER}: DynamoDB is a regional service whose
+ * replication and failover clients never see, so the rule has nothing to test here; a global
+ * table replicates across regions asynchronously and must not be used for locks.
+ */
+package io.dlock.dynamodb;
