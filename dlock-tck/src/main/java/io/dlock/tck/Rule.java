@@ -50,10 +50,14 @@ public enum Rule {
             "connect and read timeouts must be derived from the operation timeout; map every client exception to LockBackendException"),
     N1("a randomized fault run keeps the fenced resource safe",
             "read the run's seed and history summary; replay it with -Ddlock.tck.seed; a stale write accepted means tokens went backwards, an overlap means exclusion failed"),
-    E1("at most one valid leader, terms increase", "arrives with leader election"),
-    E2("leader crash gives a new leader after the lease", "arrives with leader election"),
-    E3("resign hands over promptly", "arrives with leader election"),
-    E4("observers see the current leader", "arrives with leader election");
+    E1("at most one valid leader, terms increase",
+            "a leadership is a lease: exclusion (S1) and token order (S2) must hold across clients, and release must reach the server only after the holder stopped using the lease"),
+    E2("leader crash gives a new leader after the lease",
+            "the server must expire a crashed holder's lease on its own (L2), and the holder's client must report the loss before the server can grant the lock again (S7)"),
+    E3("resign hands over promptly",
+            "release must wake waiting candidates, or they must poll with a bounded interval (L1); a candidate that resigned must contend again after its pause"),
+    E4("observers see the current leader",
+            "LockBackend.holder(name) must read the server's current holder (not a cache) and return the holder's fencing token; a released lock must show no holder");
 
     private final String title;
     private final String hint;
