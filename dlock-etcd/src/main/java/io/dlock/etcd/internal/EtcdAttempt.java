@@ -145,7 +145,7 @@ final class EtcdAttempt implements AcquireAttempt {
                     + " expired or was revoked)", name, null);
         }
         List<KeyValue> before = r.getGetResponses().get(0).getKvs();
-        if (!before.isEmpty()) {
+        if (!before.isEmpty() && !before.get(0).getKey().equals(ownKey)) {
             predecessor = before.get(0).getKey();
             return AttemptResult.busy();
         }
