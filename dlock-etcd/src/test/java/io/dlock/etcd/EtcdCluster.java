@@ -14,6 +14,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -35,6 +37,14 @@ final class EtcdCluster implements AutoCloseable {
     static final String HOST = "127.0.0.1";
 
     private static final long START_TIMEOUT_MILLIS = 20_000;
+
+    /** Every etcd process the tests started and did not stop yet: killed if the JVM exits early. */
+    private static final Set<Process> RUNNING = ConcurrentHashMap.newKeySet();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> RUNNING.forEach(Process::destroyForcibly),
+                "etcd-test-cleanup"));
+    }
 
     private final List<Member> members = new ArrayList<>();
     private final Path root;
@@ -285,6 +295,7 @@ final class EtcdCluster implements AutoCloseable {
             } catch (IOException e) {
                 throw new UncheckedIOException("could not start " + cmd.get(0), e);
             }
+            RUNNING.add(process);
             paused = false;
         }
 
@@ -372,6 +383,7 @@ final class EtcdCluster implements AutoCloseable {
 
         /** Kills the process with SIGKILL and waits until it is gone. Its data stays. */
         void kill() {
+            RUNNING.remove(process);
             process.destroyForcibly();
             try {
                 if (!process.waitFor(10, TimeUnit.SECONDS)) {
@@ -425,6 +437,9 @@ final class EtcdCluster implements AutoCloseable {
         }
 
         private void stop() {
+            if (process != null) {
+                RUNNING.remove(process);
+            }
             if (process != null && process.isAlive()) {
                 if (paused) {
                     try {
