@@ -296,6 +296,22 @@ class DynamoDbBackendTest {
     }
 
     @Test
+    void aThreadWithAPendingInterruptCanStillTakeAFreeLockAndKeepsItsInterrupt() throws Exception {
+        try (LockClient a = client(plainUri()); LockClient b = client(plainUri())) {
+            Optional<Lease> got;
+            Thread.currentThread().interrupt();
+            try {
+                got = a.lock("pending-interrupt").tryAcquire();
+            } finally {
+                assertTrue(Thread.interrupted(), "the interrupt flag is kept (and cleared here)");
+            }
+            assertTrue(got.isPresent(), "a zero-wait try does its request whatever the interrupt flag");
+            assertEquals(got.get().ownerId(), b.holder("pending-interrupt").orElseThrow().ownerId());
+            got.get().release();
+        }
+    }
+
+    @Test
     void anInterruptedThreadThatClosesItsLeaseStillFreesTheLock() throws Exception {
         try (LockClient a = client(plainUri()); LockClient b = client(plainUri())) {
             Lease lease = a.lock("interrupted-release").tryAcquire().orElseThrow();

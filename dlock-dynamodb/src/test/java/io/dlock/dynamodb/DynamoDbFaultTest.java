@@ -2,7 +2,6 @@ package io.dlock.dynamodb;
 
 import static io.dlock.dynamodb.TestSupport.assertThrowsWithin;
 import static io.dlock.dynamodb.TestSupport.await;
-import static io.dlock.dynamodb.TestSupport.client;
 import static io.dlock.dynamodb.TestSupport.item;
 import static io.dlock.dynamodb.TestSupport.newTable;
 import static io.dlock.dynamodb.TestSupport.openBackend;
@@ -52,6 +51,11 @@ class DynamoDbFaultTest {
     @AfterEach
     void stop() {
         server.close();
+    }
+
+    /** A client with the 1 s operation timeout whose bound these tests check. */
+    private static LockClient client(String uri) {
+        return TestSupport.client(uri, b -> b.operationTimeout(OP_TIMEOUT));
     }
 
     private String plainUri() {

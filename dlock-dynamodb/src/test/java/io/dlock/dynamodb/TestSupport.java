@@ -134,8 +134,9 @@ final class TestSupport {
         return DynamoDbFixture.uri(table, DynamoDbLocal.HOST + ":" + server.port()) + "&createTable=true";
     }
 
+    /** A client with a 2 s operation timeout (DynamoDB Local on a loaded machine, see DynamoDbFixture) and quick polling. */
     static LockClient client(String uri, UnaryOperator<LockClientConfig.Builder> customize) {
-        return LockClient.open(customize.apply(LockClientConfig.builder(uri).operationTimeout(Duration.ofSeconds(1))
+        return LockClient.open(customize.apply(LockClientConfig.builder(uri).operationTimeout(Duration.ofSeconds(2))
                 .retry(Duration.ofMillis(10), Duration.ofMillis(200))).build());
     }
 

@@ -19,10 +19,12 @@ import org.slf4j.LoggerFactory;
  * ticker (the waiter rule, see {@link Sightings}). A busy answer carries the time left until that
  * rule would allow a takeover as the retry hint.
  *
- * <p>An interrupt never turns into a backend failure here: a try made while the thread is
- * interrupted reports busy without I/O, and one interrupted during its write reports busy and
- * remembers that a grant may have been made, so that {@link #abandon()} undoes it; the core's next
- * {@link #awaitTurn(Duration)} then throws {@link InterruptedException}. Used by one thread at a time.
+ * <p>An interrupt never turns into a backend failure here. A try that starts with the thread
+ * already interrupted runs normally (so {@code tryAcquire()} works for a thread with a pending
+ * interrupt, as with every backend) and keeps the flag. A try interrupted while it waits for its
+ * answer stops waiting at once and reports busy, remembering that a grant may have been made so that
+ * {@link #abandon()} undoes it. Either way the core's next {@link #awaitTurn(Duration)} throws
+ * {@link InterruptedException}. Used by one thread at a time.
  */
 final class DynamoDbAttempt implements AcquireAttempt {
 
@@ -43,15 +45,24 @@ final class DynamoDbAttempt implements AcquireAttempt {
 
     @Override
     public AttemptResult tryOnce() {
-        if (Thread.currentThread().isInterrupted()) {
-            return AttemptResult.busy(); // no I/O: the core's awaitTurn throws InterruptedException
+        // a pending interrupt is the caller's to handle after this try; one that comes during it cuts it short
+        boolean interrupted = Thread.interrupted();
+        try {
+            return tryOnce(!interrupted);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
+    }
+
+    private AttemptResult tryOnce(boolean interruptible) {
         String name = request.name();
         String seenRvn = null;
         if (foundHeld) {
             LockItem item;
             try {
-                item = backend.read(name, "acquire");
+                item = backend.read(name, "acquire", interruptible);
             } catch (Failures.Interrupted e) {
                 return AttemptResult.busy(); // a read changes nothing
             }
@@ -73,7 +84,7 @@ final class DynamoDbAttempt implements AcquireAttempt {
         }
         DynamoDbLockBackend.Outcome outcome;
         try {
-            outcome = backend.acquire(request, seenRvn);
+            outcome = backend.acquire(request, seenRvn, interruptible);
         } catch (Failures.Interrupted e) {
             outcomeUnknown = true;
             return AttemptResult.busy();

@@ -265,11 +265,12 @@ public final class DynamoDbLockBackend implements LockBackend {
      *
      * @param request the acquisition
      * @param seenRvn a record version this client has seen unchanged for a whole lease time, or null
+     * @param interruptible whether the caller's interrupt ends the wait for the answer
      * @return the outcome
      * @throws LockBackendException if the outcome is unknown ({@link Failures.Interrupted} if the
      *     thread was interrupted)
      */
-    Outcome acquire(AcquireRequest request, String seenRvn) {
+    Outcome acquire(AcquireRequest request, String seenRvn, boolean interruptible) {
         String name = request.name();
         Map<String, String> names = names("#o", "#r", "#l", "#w", "#t");
         Map<String, AttributeValue> values = new HashMap<>();
@@ -292,7 +293,8 @@ public final class DynamoDbLockBackend implements LockBackend {
                 .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
                 .build();
         try {
-            UpdateItemResponse response = calls.run("acquire", name, timeout, true, () -> client.updateItem(update));
+            UpdateItemResponse response = calls.run("acquire", name, timeout, interruptible,
+                    () -> client.updateItem(update));
             LockItem granted = item("acquire", name, response.attributes());
             if (!request.ownerId().equals(granted.owner()) || granted.token() <= 0) {
                 throw new LockBackendException("the acquire of lock '" + name + "' on DynamoDB " + settings
@@ -304,7 +306,7 @@ public final class DynamoDbLockBackend implements LockBackend {
                 return new Outcome(false, 0, item("acquire", name, e.item()));
             }
             // a server that does not return the item with the failed condition: ask for it
-            return new Outcome(false, 0, read(name, "acquire"));
+            return new Outcome(false, 0, read(name, "acquire", interruptible));
         } catch (TransactionConflictException e) {
             // the item is in a renewal transaction (renewal=transaction) right now: it is held; nothing was written
             return new Outcome(false, 0, null);
@@ -348,12 +350,13 @@ public final class DynamoDbLockBackend implements LockBackend {
      *
      * @param name the lock
      * @param operation what it is for, for messages
+     * @param interruptible whether the caller's interrupt ends the wait for the answer
      * @return the item
      * @throws LockBackendException if DynamoDB fails or does not answer in time
      */
-    LockItem read(String name, String operation) {
+    LockItem read(String name, String operation, boolean interruptible) {
         try {
-            GetItemResponse response = calls.run(operation, name, timeout, true, () -> client.getItem(b -> b
+            GetItemResponse response = calls.run(operation, name, timeout, interruptible, () -> client.getItem(b -> b
                     .tableName(settings.table).key(key(name)).consistentRead(true).projectionExpression(PROJECTION)
                     .expressionAttributeNames(names("#o", "#t", "#r", "#l"))));
             return item(operation, name, response.item());
@@ -609,7 +612,7 @@ public final class DynamoDbLockBackend implements LockBackend {
      */
     @Override
     public Optional<LockHolder> holder(String name) {
-        LockItem item = read(name, "holder query");
+        LockItem item = read(name, "holder query", true);
         return item.free() ? Optional.empty() : Optional.of(new LockHolder(name, item.owner(), item.token(), null));
     }
 
