@@ -31,9 +31,11 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -338,6 +340,31 @@ class DynamoDbBackendTest {
                 lease.release();
             }
         }
+    }
+
+    @Test
+    void closeLeavesNoThreadBehindButTheJdksKeepAliveTimer() throws Exception {
+        Set<Thread> before = new HashSet<>(Thread.getAllStackTraces().keySet());
+        try (LockClient c = client(plainUri() + "&renewal=transaction")) {
+            Lease a = c.lock("threads-a").tryAcquire().orElseThrow();
+            Lease b = c.lock("threads-b").tryAcquire().orElseThrow();
+            assertTrue(c.holder("threads-a").isPresent());
+            a.release();
+            b.release();
+        }
+        List<String> alive = new ArrayList<>();
+        // generous: pools finish their last task and exit; 5 s covers a loaded machine
+        TestSupport.await("the client's threads end", Duration.ofSeconds(5), () -> {
+            alive.clear();
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                // the JDK's HttpURLConnection keep-alive cache is one per JVM, with its own timer thread
+                if (!before.contains(t) && t.isAlive() && !t.getName().equals("Keep-Alive-Timer")) {
+                    alive.add(t.getName());
+                }
+            }
+            return alive.isEmpty();
+        });
+        assertEquals(List.of(), alive);
     }
 
     @Test
