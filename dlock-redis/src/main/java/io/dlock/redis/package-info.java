@@ -26,10 +26,11 @@
  * asynchronous, so a failover can lose a grant and its token: the backend does not declare
  * {@link io.dlock.Capability#SURVIVES_SERVER_FAILOVER}. {@code waitReplicas} narrows that window
  * (a grant is only reported once that many replicas have it) but does not close it: Redis
- * failover may still promote a replica that missed a write. After a restart that lost data, tokens
- * still increase as long as the server's clock does not step back: the counter restarts from the
- * server's time in microseconds, and a counter that grows by one per grant stays below that time
- * unless grants average a million a second, more than one Redis server can run. Redis Cluster and
- * Sentinel are not supported.
+ * failover may still promote a replica that missed a write (see {@code docs/REDIS-FAILOVER.md}).
+ * Tokens still increase after a restart that lost data or a failover to a replica whose counter is
+ * behind, as long as the new server's clock is not behind: every grant first raises the counter to
+ * the server's time in microseconds, and a counter that grows by one per grant stays below that
+ * time unless grants average a million a second, more than one Redis server can run. Redis Cluster
+ * and Sentinel are not supported.
  */
 package io.dlock.redis;

@@ -13,10 +13,12 @@ enum Script {
 
     /**
      * Acquire. KEYS: lock key, counter key. ARGV: owner id, lease in ms. Returns {1, token} for a
-     * grant, {0, pttl} when another owner holds the lock. If the lock is free, bumps the shared
-     * counter (seeded from the server's TIME in microseconds when missing, so that tokens keep
-     * increasing after a restart that lost the data) and stores OWNER:TOKEN with the lease as
-     * expiry. If this owner already holds it (a retry after a lost answer), extends it and
+     * grant, {0, pttl} when another owner holds the lock. If the lock is free, raises the shared
+     * counter to at least the server's TIME in microseconds, bumps it, and stores OWNER:TOKEN with
+     * the lease as expiry: tokens increase with every grant on one server, and keep increasing after
+     * a restart that lost the counter or a failover to a replica whose counter is behind, as long
+     * as the new server's clock is not behind by more than the time the failover took. Lua numbers
+     * are exact to 2^53, far above microseconds since 1970. If this owner already holds it (a retry after a lost answer), extends it and
      * returns its token: the grant is the same, never a second one.
      */
     ACQUIRE("""
@@ -29,9 +31,12 @@ enum Script {
               end
               return {0, redis.call('PTTL', KEYS[1])}
             end
-            if redis.call('EXISTS', KEYS[2]) == 0 then
-              local t = redis.call('TIME')
-              redis.call('SET', KEYS[2], t[1] .. string.format('%06d', tonumber(t[2])))
+            if redis.replicate_commands then redis.replicate_commands() end
+            local t = redis.call('TIME')
+            local now = t[1] .. string.format('%06d', tonumber(t[2]))
+            local c = redis.call('GET', KEYS[2])
+            if (not c) or tonumber(c) < tonumber(now) then
+              redis.call('SET', KEYS[2], now)
             end
             redis.call('INCR', KEYS[2])
             local token = redis.call('GET', KEYS[2])
