@@ -182,6 +182,14 @@ final class DefaultDistributedLock implements DistributedLock {
             outcome = cancelled.getAsBoolean() ? AcquireOutcome.CANCELLED : AcquireOutcome.INTERRUPTED;
             throw e;
         } catch (LockBackendException e) {
+            if (Thread.interrupted()) {
+                // the call failed because the thread was interrupted (or while it was): report the interrupt
+                outcome = cancelled.getAsBoolean() ? AcquireOutcome.CANCELLED : AcquireOutcome.INTERRUPTED;
+                InterruptedException interrupted = new InterruptedException(
+                        "interrupted while acquiring lock '" + name + "'");
+                interrupted.addSuppressed(e);
+                throw interrupted;
+            }
             outcome = AcquireOutcome.FAILED;
             throw e;
         } finally {

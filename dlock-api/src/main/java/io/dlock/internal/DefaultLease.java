@@ -178,8 +178,8 @@ final class DefaultLease implements Lease, HeldLock {
                 LOG.debug("dlock: release of lost lock '{}' (token {}) cut short by close", name, token, e);
                 return;
             }
-            LOG.warn("dlock: release of lock '{}' (token {}) failed, it will end by expiry within {}: {}",
-                    name, token, options.leaseTime(), e.getMessage());
+            LOG.warn("dlock: release of lock '{}' (token {}) failed; the server keeps it until its lease ends or "
+                    + "the backend's own retry succeeds: {}", name, token, e.getMessage());
         } catch (RuntimeException e) {
             LOG.warn("dlock: release of lock '{}' (token {}) failed unexpectedly", name, token, e);
         }

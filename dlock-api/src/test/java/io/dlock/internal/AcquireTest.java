@@ -179,6 +179,27 @@ class AcquireTest {
     }
 
     @Test
+    void aBackendFailureCausedByAnInterruptIsReportedAsTheInterrupt() {
+        // a client library that fails its I/O when the thread is interrupted, as jetcd and gRPC do
+        f.backend.tryOnceFailure = () -> {
+            Thread.currentThread().interrupt();
+            return new LockBackendException("call interrupted", "a", null);
+        };
+        InterruptedException e = assertThrows(InterruptedException.class, () -> lock("a").tryAcquire(Duration.ofSeconds(1)));
+        assertTrue(e.getSuppressed().length == 1 && e.getSuppressed()[0] instanceof LockBackendException,
+                "the backend's failure is kept as suppressed");
+        assertFalse(Thread.currentThread().isInterrupted(), "the flag was consumed by the exception, as the contract says");
+        assertEquals(AcquireOutcome.INTERRUPTED, f.listener.lastOutcome());
+        assertEquals(1, f.backend.abandonCalls.get());
+        assertNothingHeld("a");
+
+        // the no-wait variant keeps the interrupt for the caller and reports nothing held
+        assertTrue(lock("a").tryAcquire().isEmpty());
+        assertTrue(Thread.interrupted(), "tryAcquire() restores the caller's interrupt flag");
+        f.backend.tryOnceFailure = null;
+    }
+
+    @Test
     void aGrantWhoseAnswerWasLostIsUndoneByAbandon() {
         f.backend.grantThenFail = true;
         assertThrows(LockBackendException.class, () -> lock("a").tryAcquire());
