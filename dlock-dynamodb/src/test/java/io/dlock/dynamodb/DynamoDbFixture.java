@@ -77,6 +77,14 @@ public final class DynamoDbFixture extends ProxiedFixture implements TckFixture 
     }
 
     @Override
+    public Optional<String> notApplicable(io.dlock.tck.Rule rule) {
+        return rule == io.dlock.tck.Rule.S9
+                ? Optional.of("DynamoDB replicates inside the service and has no leader failover a client can see or cause; "
+                        + "DynamoDB Local is a single process")
+                : Optional.empty();
+    }
+
+    @Override
     public Optional<ServerControl> server() {
         return Optional.of(new ServerControl() {
             @Override

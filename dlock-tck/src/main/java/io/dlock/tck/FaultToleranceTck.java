@@ -143,6 +143,7 @@ public abstract class FaultToleranceTck extends TckSupport {
     @Test
     @Timeout(value = 300, unit = TimeUnit.SECONDS)
     public void S9_exclusionAndTokenOrderSurviveFailover() throws Exception {
+        fixture().notApplicable(Rule.S9).ifPresent(reason -> assumeTrue(false, "not applicable: " + reason));
         LockClient probe = client();
         assumeTrue(probe.capabilities().contains(Capability.SURVIVES_SERVER_FAILOVER),
                 "S9 needs Capability.SURVIVES_SERVER_FAILOVER, which " + fixture().name() + " does not declare");

@@ -86,6 +86,18 @@ public interface TckFixture extends AutoCloseable {
     }
 
     /**
+     * Says that a rule does not apply to this backend at all, with the reason, as opposed to a
+     * capability it lacks: DynamoDB, for one, has no server failover a client could see, so S9
+     * cannot apply. The rule is then skipped and the report shows "n/a" with the reason.
+     *
+     * @param rule the rule
+     * @return the reason it does not apply, or empty if it does
+     */
+    default Optional<String> notApplicable(Rule rule) {
+        return Optional.empty();
+    }
+
+    /**
      * Whether this run's results go into the compatibility report. The TCK's own deliberately
      * broken providers say no.
      *
