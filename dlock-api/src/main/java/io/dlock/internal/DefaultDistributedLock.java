@@ -152,8 +152,11 @@ final class DefaultDistributedLock implements DistributedLock {
                                 result.state(), result.validFrom(sentAt), slot);
                         granted = true;
                         handedOver = true;
-                        client.register(lease);
+                        // reported as acquired even when register() finds the client closed and
+                        // releases the lease at once: that release is reported too, so every
+                        // ACQUIRED has its released or lost event (a held-locks gauge stays exact)
                         outcome = AcquireOutcome.ACQUIRED;
+                        client.register(lease);
                         return Optional.of(lease);
                     }
                     long now = client.ticker().nanoTime();

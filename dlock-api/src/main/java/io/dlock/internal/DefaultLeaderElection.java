@@ -140,7 +140,7 @@ public final class DefaultLeaderElection implements LeaderElection {
         boolean ended = revoke(t, RevokeReason.RESIGNED);
         t.lease.release();
         if (ended) {
-            LOG.info("dlock: resigned the leadership of '{}' (term {})", name, t.lease.fencingToken());
+            LOG.debug("dlock: resigned the leadership of '{}' (term {})", name, t.lease.fencingToken());
         }
         return ended;
     }
@@ -296,7 +296,7 @@ public final class DefaultLeaderElection implements LeaderElection {
         try {
             if (current == term && lease.isValid()) {
                 term.elected = true;
-                LOG.info("dlock: elected leader of '{}', term {}", name, lease.fencingToken());
+                LOG.debug("dlock: elected leader of '{}', term {}", name, lease.fencingToken());
                 try {
                     listener.onElected(lease.fencingToken());
                 } catch (RuntimeException ex) {
@@ -351,7 +351,8 @@ public final class DefaultLeaderElection implements LeaderElection {
                     LOG.warn("dlock: onRevoked of election '{}' threw", name, ex);
                 }
                 if (reason == RevokeReason.LOST) { // after the call: the listener is told first
-                    LOG.warn("dlock: leadership of '{}' (term {}) lost", name, t.lease.fencingToken());
+                    LOG.info("dlock: leadership of '{}' (term {}) lost; the lease's warning says why", name,
+                            t.lease.fencingToken());
                 }
             }
         } finally {

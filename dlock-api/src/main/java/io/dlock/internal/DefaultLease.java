@@ -9,6 +9,7 @@ import io.dlock.spi.HeldLock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,6 +44,10 @@ final class DefaultLease implements Lease, HeldLock {
     private final List<Consumer<? super LockLostException>> listeners = new ArrayList<>(1); // guarded by this
     private boolean releaseSent; // guarded by this
     private Scheduler.Task expiryTask; // guarded by this
+    // the current streak of failed renewals, for the log: how many, since when, the last cause
+    private int renewFailures; // guarded by this
+    private long failingSince; // guarded by this
+    private Throwable lastRenewFailure; // guarded by this
 
     DefaultLease(DefaultLockClient client, String name, String ownerId, long token, LockOptions options,
                  Object backendState, long sentAt, LocalQueue.Slot slot) {
@@ -236,11 +241,16 @@ final class DefaultLease implements Lease, HeldLock {
     /** A renewal request sent at {@code sentAt} succeeded. Never resurrects an ended lease. */
     void renewed(long sentAt) {
         boolean expired = false;
+        int failures;
+        long failingFor = 0;
+        long left = 0;
         synchronized (this) {
             if (state != State.HELD) {
                 return;
             }
-            if (client.ticker().nanoTime() - validUntil >= 0) {
+            long now = client.ticker().nanoTime();
+            failures = renewFailures;
+            if (now - validUntil >= 0) {
                 expired = true; // validity ran out before the answer: the holder may have been told
             } else {
                 long until = sentAt + leaseNanos - marginNanos;
@@ -248,38 +258,123 @@ final class DefaultLease implements Lease, HeldLock {
                     validUntil = until;
                 }
                 nextRenewAt = sentAt + renewNanos;
+                failingFor = now - failingSince;
+                left = validUntil - now;
+                renewFailures = 0;
+                lastRenewFailure = null;
             }
         }
         if (expired) {
-            expire();
-        } else {
-            client.listener().renewed(name, token);
+            lost(LostReason.EXPIRED, "a renewal answer arrived after validity had ended"
+                    + (failures > 0 ? ", " + failureStreak() : ""));
+            return;
         }
+        if (failures > 0) {
+            // closes the warning of the failure streak
+            LOG.info("dlock: renewal recovered: lock '{}' token {} renewed after {} failed attempt(s) over {} ms; "
+                    + "{} ms of validity left", name, token, failures, millis(failingFor), millis(left));
+        }
+        client.listener().renewed(name, token);
     }
 
-    /** A renewal failed with an unknown outcome: retry soon, while still valid. */
+    /**
+     * A renewal failed with an unknown outcome: retry soon, while still valid. The first failure of
+     * a streak is one warning; the retries are logged at debug level.
+     */
     void renewFailed(Throwable cause, long now) {
         if (state != State.HELD) {
             return;
         }
-        nextRenewAt = now + Math.max(20_000_000L, renewNanos / 4);
-        client.listener().renewalFailed(name, token, cause);
-        LOG.debug("dlock: renewal of lock '{}' (token {}) failed, {} of validity left", name, token,
-                remaining(), cause);
-    }
-
-    private void expire() {
-        lost(LostReason.EXPIRED);
-    }
-
-    /** Ends the lease as lost, once; fires listeners on the client's worker. */
-    void lost(LostReason reason) {
-        List<Consumer<? super LockLostException>> toFire;
-        boolean sendRelease;
+        long retryNanos = Math.max(20_000_000L, renewNanos / 4);
+        nextRenewAt = now + retryNanos;
+        int failures;
         synchronized (this) {
             if (state != State.HELD) {
                 return;
             }
+            if (renewFailures++ == 0) {
+                failingSince = now;
+            }
+            failures = renewFailures;
+            lastRenewFailure = cause;
+        }
+        client.listener().renewalFailed(name, token, cause);
+        long left = Math.max(0, validUntil - now);
+        if (failures == 1) {
+            LOG.warn("dlock: renewal failed: lock '{}' token {}, {} ms of validity left, retrying every {} ms until "
+                    + "then; cause: {}", name, token, millis(left), millis(retryNanos), describe(cause));
+        } else {
+            LOG.debug("dlock: renewal failed again ({} in a row): lock '{}' token {}, {} ms of validity left; cause: {}",
+                    failures, name, token, millis(left), describe(cause));
+        }
+    }
+
+    private void expire() {
+        String cause;
+        synchronized (this) {
+            if (renewFailures > 0) {
+                cause = failureStreak();
+            } else if (!options.autoRenew()) {
+                cause = "the lease time ran out (auto-renewal is off for this lock)";
+            } else {
+                cause = "no renewal succeeded in time, and none failed: renewals took longer than the validity "
+                        + "left, or this process stalled (a GC pause, say)";
+            }
+        }
+        lost(LostReason.EXPIRED, cause);
+    }
+
+    /** @return the current renewal failure streak, described for the log; caller holds this */
+    private String failureStreak() {
+        return "renewal failing for " + millis(client.ticker().nanoTime() - failingSince) + " ms (" + renewFailures
+                + " attempt(s)), last: " + describe(lastRenewFailure);
+    }
+
+    private static String describe(Throwable t) {
+        if (t == null) {
+            return "unknown";
+        }
+        String m = t.getMessage();
+        return t.getClass().getSimpleName() + (m == null || m.isEmpty() ? "" : ": " + m);
+    }
+
+    private static long millis(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos);
+    }
+
+    /**
+     * Ends the lease as lost, once, reported by the backend or by the renewer; fires listeners on
+     * the client's worker.
+     */
+    void lost(LostReason reason) {
+        String cause;
+        switch (reason) {
+            case SUPERSEDED:
+                cause = "the backend answered that this owner no longer holds the lock (its server-side lease ended "
+                        + "or the lock was taken over)";
+                break;
+            case SESSION_LOST:
+                cause = "the backend's session that vouched for the lease ended or can no longer be trusted "
+                        + "(see the backend's warning before this line)";
+                break;
+            default:
+                cause = "reported by the backend";
+                break;
+        }
+        lost(reason, cause);
+    }
+
+    private void lost(LostReason reason, String cause) {
+        List<Consumer<? super LockLostException>> toFire;
+        boolean sendRelease;
+        long now;
+        long left;
+        synchronized (this) {
+            if (state != State.HELD) {
+                return;
+            }
+            now = client.ticker().nanoTime();
+            left = Math.max(0, validUntil - now);
             state = State.LOST;
             lostReason = reason;
             listenersFired = true;
@@ -291,8 +386,9 @@ final class DefaultLease implements Lease, HeldLock {
         }
         client.renewer().remove(this);
         client.leaseEnded(this);
-        LOG.warn("dlock: lease lost: lock '{}' token {} reason {} (lease time {}, held for {})", name, token, reason,
-                options.leaseTime(), Duration.ofNanos(client.ticker().nanoTime() - grantedAt));
+        LOG.warn("dlock: lease lost: lock '{}' token {}, reason {}, {} ms of validity left (lease time {} ms, held "
+                + "for {} ms); cause: {}", name, token, reason, millis(left), millis(leaseNanos),
+                millis(now - grantedAt), cause);
         client.listener().leaseLost(name, token, reason);
         LockLostException event = new LockLostException(name, token, reason);
         client.runAsync(() -> {

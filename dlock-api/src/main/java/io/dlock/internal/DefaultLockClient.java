@@ -69,7 +69,7 @@ public final class DefaultLockClient implements LockClient {
         this.config = Checks.notNull("config", config);
         Checks.notNull("provider", provider);
         this.ticker = config.ticker();
-        this.listener = new SafeListener(config.listener());
+        this.listener = SafeListener.forClient(config.listener(), provider.name());
         this.providerName = provider.name();
         String prefix = "dlock-" + CLIENT_IDS.incrementAndGet() + "-";
         this.ownsExecutors = scheduler == null;

@@ -18,6 +18,26 @@ final class SafeListener implements LockListener {
         this.delegate = delegate;
     }
 
+    /**
+     * Asks a configured listener for the one that receives a client's events
+     * ({@link LockListener#forClient(String)}); a listener that throws or answers null is used as
+     * it is.
+     */
+    static SafeListener forClient(LockListener configured, String providerName) {
+        LockListener bound = configured;
+        try {
+            LockListener answer = configured.forClient(providerName);
+            if (answer != null) {
+                bound = answer;
+            } else {
+                LOG.warn("dlock: LockListener.forClient returned null; using the listener as it is");
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("dlock: LockListener.forClient threw; using the listener as it is", e);
+        }
+        return new SafeListener(bound);
+    }
+
     private void guard(Runnable r) {
         try {
             r.run();

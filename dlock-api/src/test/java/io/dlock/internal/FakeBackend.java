@@ -79,6 +79,8 @@ public final class FakeBackend implements LockBackend {
     public volatile CountDownLatch renewGate;
     public final CountDownLatch renewEntered = new CountDownLatch(1);
     public volatile boolean renewThrows;
+    /** When set, renewals throw what it supplies (ahead of {@link #renewThrows}). */
+    public volatile Supplier<RuntimeException> renewFailure;
     public volatile boolean renewAnswersWrongLength;
     public volatile Predicate<String> renewNotOwner = n -> false;
     public volatile boolean releaseThrows;
@@ -383,6 +385,10 @@ public final class FakeBackend implements LockBackend {
         advance(rtt.dividedBy(2));
         if (interruptSensitive && Thread.currentThread().isInterrupted()) {
             throw new LockBackendException("interrupted", null, null);
+        }
+        Supplier<RuntimeException> renewFailure = this.renewFailure;
+        if (renewFailure != null) {
+            throw renewFailure.get();
         }
         if (renewThrows) {
             throw new LockBackendException("renewal failed (injected)", null, null);

@@ -2,12 +2,16 @@ package io.dlock.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dlock.AcquireOutcome;
 import io.dlock.LockListener;
 import io.dlock.LostReason;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -87,5 +91,63 @@ class ListenerTest {
         } finally {
             f.close();
         }
+    }
+
+    @Test
+    void eachClientAsksTheListenerForOneBoundToItsProviderAndReportsToThat() throws InterruptedException {
+        RecordingListener bound = new RecordingListener();
+        List<String> asked = Collections.synchronizedList(new ArrayList<>());
+        LockListener configured = new LockListener() {
+            @Override
+            public LockListener forClient(String providerName) {
+                asked.add(providerName);
+                return bound;
+            }
+
+            @Override
+            public void acquireFinished(String lockName, AcquireOutcome outcome, Duration waited) {
+                throw new AssertionError("events go to the listener forClient returned");
+            }
+        };
+        Fixture f = new Fixture(b -> b.listener(configured));
+        try {
+            f.acquire("a", LEASE, false).release();
+            assertEquals(List.of("fake"), asked);
+            assertEquals(AcquireOutcome.ACQUIRED, bound.lastOutcome());
+            assertEquals(1, bound.released.size());
+            assertTrue(f.listener.finished.isEmpty());
+        } finally {
+            f.close();
+        }
+    }
+
+    @Test
+    void aListenerWhoseForClientThrowsOrAnswersNullIsUsedAsItIs() throws InterruptedException {
+        for (boolean throwing : new boolean[] {true, false}) {
+            RecordingListener events = new RecordingListener() {
+                @Override
+                public LockListener forClient(String providerName) {
+                    if (throwing) {
+                        throw new IllegalStateException("no registry");
+                    }
+                    return null;
+                }
+            };
+            Fixture f = new Fixture(b -> b.listener(events));
+            try {
+                f.acquire("a", LEASE, false).release();
+                assertEquals(AcquireOutcome.ACQUIRED, events.lastOutcome());
+                assertEquals(1, events.released.size());
+            } finally {
+                f.close();
+            }
+        }
+    }
+
+    @Test
+    void theDefaultForClientIsTheListenerItself() {
+        RecordingListener l = new RecordingListener();
+        assertSame(l, l.forClient("redis"));
+        assertSame(LockListener.NONE, LockListener.NONE.forClient("etcd"));
     }
 }

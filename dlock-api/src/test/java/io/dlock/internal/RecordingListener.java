@@ -9,7 +9,7 @@ import java.util.Collections;
 import java.util.List;
 
 /** Records every {@link LockListener} event. */
-public final class RecordingListener implements LockListener {
+public class RecordingListener implements LockListener {
 
     public record Finished(String name, AcquireOutcome outcome, Duration waited) { }
 
