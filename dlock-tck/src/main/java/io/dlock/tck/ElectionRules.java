@@ -90,7 +90,12 @@ public abstract class ElectionRules extends TckSupport {
             return mine;
         }
 
-        /** @return the time of this candidate's last {@code onElected} with a term above {@code after}, if any */
+        /**
+         * Finds this candidate's last election to a term above a given one.
+         *
+         * @param after the term to exceed
+         * @return the last {@code onElected} with a higher term, if any
+         */
         public Optional<ElectionEvent> electedAfter(long after) {
             return events().stream().filter(e -> e.elected() && e.term() > after).reduce((a, b) -> b);
         }
@@ -106,20 +111,39 @@ public abstract class ElectionRules extends TckSupport {
         }
     }
 
-    /** The options of the TCK's candidates: the TCK's lease, a short resign pause and retry delay. */
+    /**
+     * The options of the TCK's candidates.
+     *
+     * @return the TCK's lease, a resign pause of half a lease, a retry delay of 100 ms
+     */
     protected final ElectionOptions electionOptions() {
         return ElectionOptions.builder().lockOptions(options()).resignPause(lease().dividedBy(2))
                 .retryDelay(Duration.ofMillis(100)).build();
     }
 
-    /** Creates a candidate (not started) that the TCK closes after the test, before its client. */
+    /**
+     * Creates a candidate (not started) that the TCK closes after the test, before its client.
+     *
+     * @param who the candidate's label in events and messages
+     * @param client the client it contends through
+     * @param name the election's name
+     * @param events where its listener records its calls (shared by the candidates of one rule)
+     * @return the candidate
+     */
     protected final Candidate candidate(String who, LockClient client, String name, List<ElectionEvent> events) {
         Candidate c = new Candidate(who, client, name, electionOptions(), events);
         opened.add(c);
         return c;
     }
 
-    /** Waits until the candidate leads; fails the rule if it does not within the timeout. */
+    /**
+     * Waits until the candidate leads; fails the rule if it does not within the timeout.
+     *
+     * @param rule the rule being checked, for the failure message
+     * @param c the candidate
+     * @param timeout the longest wait
+     * @return the candidate's term
+     */
     protected static long awaitLeader(Rule rule, Candidate c, Duration timeout) {
         assertTrue(await(() -> c.election().isLeader(), timeout),
                 rule.failure(c.who() + " did not become leader within " + timeout));
@@ -130,6 +154,10 @@ public abstract class ElectionRules extends TckSupport {
      * Checks a run's events: per candidate, elected and revoked alternate; leaderships (from
      * {@code onElected} to {@code onRevoked}) never overlap; with fencing, terms strictly increase.
      * Call after the candidates are closed, so that every leadership has ended.
+     *
+     * @param rule the rule being checked, for failure messages
+     * @param events every candidate's recorded calls
+     * @param fencing whether the backend declares {@link Capability#FENCING} (terms must increase)
      */
     protected final void checkLeaderships(Rule rule, List<ElectionEvent> events, boolean fencing) {
         Map<String, ElectionEvent> open = new HashMap<>();
@@ -172,6 +200,8 @@ public abstract class ElectionRules extends TckSupport {
      * E1: three candidates on three clients take turns (each leader resigns after a quarter lease).
      * Leaderships never overlap, neither as the listeners saw them nor as {@code term()} showed them
      * to a sampler, and terms strictly increase.
+     *
+     * @throws Exception if the rule fails to run
      */
     @Test
     public void E1_atMostOneLeaderAndTermsIncrease() throws Exception {
@@ -259,6 +289,8 @@ public abstract class ElectionRules extends TckSupport {
      * the leadership, and another candidate must be elected once the lease ran out on the server,
      * with a higher term, never before the crashed leader was told. When the crashed client comes
      * back, it must not lead alongside the new leader.
+     *
+     * @throws Exception if the rule fails to run
      */
     @Test
     public void E2_leaderCrashGivesNewLeaderAfterTheLease() throws Exception {
@@ -314,6 +346,8 @@ public abstract class ElectionRules extends TckSupport {
      * E3: the leader resigns while another candidate waits: {@code onRevoked(RESIGNED)} comes first,
      * {@code isLeader()} is false at once, and the waiting candidate is elected within 2 s; when that
      * one resigns in turn, the first (which contends again after its pause) takes over.
+     *
+     * @throws Exception if the rule fails to run
      */
     @Test
     public void E3_resignHandsOverPromptly() throws Exception {
@@ -365,6 +399,8 @@ public abstract class ElectionRules extends TckSupport {
      * current leader through {@code leader()}: nobody before the first election, the leader's term
      * after it, the new term after a hand-over, and nobody again once every candidate is closed.
      * Skipped without {@link Capability#HOLDER_QUERY}.
+     *
+     * @throws Exception if the rule fails to run
      */
     @Test
     public void E4_observersSeeTheCurrentLeader() throws Exception {
