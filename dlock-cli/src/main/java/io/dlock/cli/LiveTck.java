@@ -4,7 +4,12 @@ import io.dlock.LockClientConfig;
 import io.dlock.spi.BackendUri;
 import io.dlock.tck.LockProviderTck;
 import io.dlock.tck.TckFixture;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import java.util.Locale;
 
 /**
@@ -57,6 +62,23 @@ class LiveTck extends LockProviderTck {
         @Override
         public Duration operationTimeout() {
             return settings.operationTimeout();
+        }
+
+        /**
+         * For the URI schemes whose address is {@code host:port}, a loopback port where nothing
+         * listens, so that V3 can check that an unreachable backend fails in time.
+         */
+        @Override
+        public Optional<String> unreachableUri() {
+            String scheme = name();
+            if (!List.of("redis", "rediss", "zookeeper", "zk", "etcd", "etcds").contains(scheme)) {
+                return Optional.empty();
+            }
+            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                return Optional.of(scheme + "://127.0.0.1:" + s.getLocalPort());
+            } catch (IOException e) {
+                return Optional.empty();
+            }
         }
 
         /** A live run never writes the project's compatibility report. */

@@ -164,7 +164,8 @@ public final class Main implements Runnable {
 
     /**
      * Sets slf4j-simple's levels before the first logger exists: quiet by default (dlock's warnings
-     * only; the demo not even those, since it loses a lease on purpose), everything with -v.
+     * only; the demo and the TCK not even those, since they lose leases on purpose), everything
+     * with -v.
      */
     private static void configureLogging(String[] args) {
         boolean verbose = false;
@@ -186,7 +187,8 @@ public final class Main implements Runnable {
             setIfAbsent("org.slf4j.simpleLogger.log.org.apache.curator", "warn");
             setIfAbsent("org.slf4j.simpleLogger.showThreadName", "true");
             setIfAbsent("org.slf4j.simpleLogger.showDateTime", "true");
-        } else if ("demo".equals(command)) {
+        } else if ("demo".equals(command) || "tck".equals(command)) {
+            // both lose leases on purpose: the warnings would only clutter their tables
             setIfAbsent("org.slf4j.simpleLogger.log.io.dlock", "error");
         }
     }
