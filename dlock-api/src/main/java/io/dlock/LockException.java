@@ -11,6 +11,7 @@ public class LockException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
+    /** @serial the lock concerned, or {@code null} */
     private final String lockName;
 
     /**

@@ -9,7 +9,9 @@ public class LockLostException extends LockException {
 
     private static final long serialVersionUID = 1L;
 
+    /** @serial the token of the lost lease */
     private final long fencingToken;
+    /** @serial why the lease ended */
     private final LostReason reason;
 
     /**
