@@ -105,7 +105,7 @@ final class Child {
         try {
             while (true) {
                 remember();
-                boolean allGone = !process.isAlive() && descendants.values().stream().noneMatch(ProcessHandle::isAlive);
+                boolean allGone = !process.isAlive() && !anyDescendantAlive();
                 if (allGone) {
                     break;
                 }
@@ -144,6 +144,10 @@ final class Child {
         for (ProcessHandle d : descendants.values()) {
             d.destroyForcibly();
         }
+    }
+
+    private synchronized boolean anyDescendantAlive() {
+        return descendants.values().stream().anyMatch(ProcessHandle::isAlive);
     }
 
     private synchronized void remember() {

@@ -64,6 +64,7 @@ final class ExecCommand implements Callable<Integer> {
     private volatile LockClient client;
     private volatile Lease held;
     private volatile Child child;
+    private volatile boolean stopping;
 
     @Override
     public Integer call() throws InterruptedException {
@@ -79,6 +80,11 @@ final class ExecCommand implements Callable<Integer> {
                 granted = wait == null ? Optional.of(lock.acquire()) : lock.tryAcquire(wait);
             } catch (LockBackendException e) {
                 throw BackendOptions.unreachable(backend.uri(), e);
+            } catch (IllegalStateException e) {
+                if (stopping) {
+                    return 130; // SIGINT or SIGTERM while waiting: the shutdown hook closed the client
+                }
+                throw e;
             }
             if (granted.isEmpty()) {
                 err.println("dlock: lock '" + name + "' is held by someone else; not acquired within "
@@ -121,6 +127,7 @@ final class ExecCommand implements Callable<Integer> {
 
     /** Stops the command if it still runs, releases the lock, closes the client. Idempotent. */
     private void cleanup() {
+        stopping = true;
         synchronized (cleanupLock) {
             Child c = child;
             if (c != null && c.isAlive()) {

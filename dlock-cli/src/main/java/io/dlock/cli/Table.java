@@ -9,7 +9,7 @@ final class Table {
     private Table() { }
 
     /**
-     * Prints a table; columns whose cells all look numeric (or are {@code -}) are right-aligned.
+     * Prints a table; columns of numbers (and {@code -} for none) are right-aligned.
      *
      * @param out where to print
      * @param rows the header row, then the data rows; every row has the same number of cells
@@ -19,14 +19,17 @@ final class Table {
         int[] width = new int[columns];
         boolean[] numeric = new boolean[columns];
         for (int c = 0; c < columns; c++) {
-            numeric[c] = rows.size() > 1;
+            boolean anyNumber = false;
+            numeric[c] = true;
             for (int r = 0; r < rows.size(); r++) {
                 String cell = rows.get(r)[c];
                 width[c] = Math.max(width[c], cell.length());
-                if (r > 0 && !cell.matches("-?[0-9]+|-")) {
-                    numeric[c] = false;
+                if (r > 0) {
+                    anyNumber |= cell.matches("-?[0-9]+");
+                    numeric[c] &= cell.matches("-?[0-9]+|-");
                 }
             }
+            numeric[c] &= anyNumber;
         }
         for (String[] row : rows) {
             StringBuilder line = new StringBuilder();
