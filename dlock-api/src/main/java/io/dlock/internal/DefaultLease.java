@@ -69,10 +69,11 @@ final class DefaultLease implements Lease, HeldLock {
     /**
      * The margin subtracted from every validity window: 1% of the lease for clock-rate drift
      * between holder and server, plus the time it takes to tell the holder (the expiry timer firing
-     * and {@code onLost} listeners being dispatched): 20 ms, or a tenth of very short leases.
+     * and {@code onLost} listeners being dispatched on a busy machine): 50 ms, or a tenth of very
+     * short leases.
      */
     static long driftMargin(long leaseNanos) {
-        return leaseNanos / 100 + Math.min(20_000_000L, leaseNanos / 10);
+        return leaseNanos / 100 + Math.min(50_000_000L, leaseNanos / 10);
     }
 
     // ---- Lease ----

@@ -67,12 +67,12 @@ class LoggingTest {
             List<String> warnings = log.lines("WARN");
             assertEquals(2, warnings.size(), "one warning for the streak, one for the loss: " + warnings);
             assertEquals("[main] WARN io.dlock.Lease - dlock: renewal failed: lock '" + NAME + "' token " + token
-                    + ", 19680 ms of validity left, retrying every 2500 ms until then; cause: LockBackendException: "
+                    + ", 19650 ms of validity left, retrying every 2500 ms until then; cause: LockBackendException: "
                     + "fake: no answer from fake://admin:***@db.example:6379/0?apiKey=***&region=eu within 5 s",
                     warnings.get(0));
             assertEquals("[main] WARN io.dlock.Lease - dlock: lease lost: lock '" + NAME + "' token " + token
-                    + ", reason EXPIRED, 0 ms of validity left (lease time 30000 ms, held for 29680 ms); cause: "
-                    + "renewal failing for 19680 ms (" + f.listener.renewalFailed.size() + " attempt(s)), last: "
+                    + ", reason EXPIRED, 0 ms of validity left (lease time 30000 ms, held for 29650 ms); cause: "
+                    + "renewal failing for 19650 ms (" + f.listener.renewalFailed.size() + " attempt(s)), last: "
                     + "LockBackendException: fake: no answer from fake://admin:***@db.example:6379/0?apiKey=***"
                     + "&region=eu within 5 s", warnings.get(1));
             assertEquals(f.listener.renewalFailed.size() - 1,
@@ -95,7 +95,7 @@ class LoggingTest {
             assertTrue(lease.isValid());
             assertEquals(1, log.lines("WARN").size(), log.text());
             assertEquals(List.of("[main] INFO io.dlock.Lease - dlock: renewal recovered: lock '" + NAME + "' token "
-                    + lease.fencingToken() + " renewed after 2 failed attempt(s) over 5000 ms; 29680 ms of validity "
+                    + lease.fencingToken() + " renewed after 2 failed attempt(s) over 5000 ms; 29650 ms of validity "
                     + "left"), log.lines("INFO"));
         }
     }
@@ -116,12 +116,12 @@ class LoggingTest {
             List<String> warnings = log.lines("WARN");
             assertEquals(2, warnings.size(), warnings.toString());
             assertTrue(warnings.get(0).endsWith("dlock: lease lost: lock 'a' token " + a.fencingToken()
-                    + ", reason SUPERSEDED, 19680 ms of validity left (lease time 30000 ms, held for 10000 ms); cause: "
+                    + ", reason SUPERSEDED, 19650 ms of validity left (lease time 30000 ms, held for 10000 ms); cause: "
                     + "the backend answered that this owner no longer holds the lock (its server-side lease ended or "
                     + "the lock was taken over)"), warnings.get(0));
             // b was renewed at 10 s: valid until 39.68 s
             assertTrue(warnings.get(1).endsWith("dlock: lease lost: lock 'b' token " + b.fencingToken()
-                    + ", reason SESSION_LOST, 27680 ms of validity left (lease time 30000 ms, held for 12000 ms); "
+                    + ", reason SESSION_LOST, 27650 ms of validity left (lease time 30000 ms, held for 12000 ms); "
                     + "cause: the backend's session that vouched for the lease ended or can no longer be trusted "
                     + "(see the backend's warning before this line)"), warnings.get(1));
         }

@@ -28,7 +28,7 @@ class RenewalTest {
 
     private static final Duration LEASE = Duration.ofSeconds(30);
     private static final Duration INTERVAL = Duration.ofSeconds(10); // leaseTime / 3
-    private static final Duration MARGIN = Duration.ofMillis(320);
+    private static final Duration MARGIN = Duration.ofMillis(350);
 
     private Fixture f = new Fixture();
 

@@ -70,7 +70,11 @@ public abstract class FaultToleranceTck extends TckSupport {
         return Optional.empty();
     }
 
-    /** S7, server side: a holder whose server stops answering is told it lost the lock before anyone gets it. */
+    /**
+     * S7, server side: a holder whose server stops answering is told it lost the lock before anyone gets it.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void S7_lostLeaseReportedWhenTheServerPauses() throws Exception {
         ServerControl server = server("S7 (server pause)");
@@ -102,7 +106,11 @@ public abstract class FaultToleranceTck extends TckSupport {
         next.get().release();
     }
 
-    /** L6: after a server restart, old leases are reported lost, clients recover, and tokens keep increasing. */
+    /**
+     * L6: after a server restart, old leases are reported lost, clients recover, and tokens keep increasing.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void L6_clientsRecoverAfterAServerRestart() throws Exception {
         ServerControl server = server("L6");
@@ -139,7 +147,11 @@ public abstract class FaultToleranceTck extends TckSupport {
                 + again.get().fencingToken());
     }
 
-    /** S9: exclusion and token order hold while the cluster's leader is killed, and waiters finish. */
+    /**
+     * S9: exclusion and token order hold while the cluster's leader is killed, and waiters finish.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     @Timeout(value = 300, unit = TimeUnit.SECONDS)
     public void S9_exclusionAndTokenOrderSurviveFailover() throws Exception {
@@ -216,6 +228,8 @@ public abstract class FaultToleranceTck extends TckSupport {
      * leader). Every operation goes into a {@link History}; the checker then requires zero stale
      * writes accepted and zero lost updates, and zero overlaps of proven holds where no data-losing
      * restart was injected or the backend claims to survive failover.
+     *
+     * @throws Exception if the run is unsafe, the backend fails, or the test is interrupted
      */
     @Test
     @Timeout(value = 3600, unit = TimeUnit.SECONDS)

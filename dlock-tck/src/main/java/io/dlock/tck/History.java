@@ -15,7 +15,16 @@ import java.util.Optional;
 public final class History {
 
     /** How an operation ended. */
-    public enum Outcome { INVOKED, OK, FAIL, UNKNOWN }
+    public enum Outcome {
+        /** The operation was invoked; its completion follows. */
+        INVOKED,
+        /** It succeeded. */
+        OK,
+        /** It certainly did not take effect. */
+        FAIL,
+        /** It may or may not have taken effect (a timeout, a crash). */
+        UNKNOWN
+    }
 
     /** One event. {@code token} and {@code value} are 0 where they do not apply. */
     public record Event(long id, String process, String op, Outcome outcome, long token, long value, long at) { }

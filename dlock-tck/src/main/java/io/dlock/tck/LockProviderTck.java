@@ -114,7 +114,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
     // ------------------------------------------------------------------ safety
 
-    /** S1: many clients and threads contending for one name never hold it at the same time. */
+    /**
+     * S1: many clients and threads contending for one name never hold it at the same time.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void S1_exclusionUnderContention() throws Exception {
         List<LockClient> clients = List.of(client(), client(), client());
@@ -122,7 +126,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
         System.out.println("[dlock-tck] S1: " + log.holds().size() + " proven holds, no overlap");
     }
 
-    /** S2: tokens strictly increase across holders, clients, client restarts and expiry. */
+    /**
+     * S2: tokens strictly increase across holders, clients, client restarts and expiry.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void S2_tokensStrictlyIncrease() throws Exception {
         requireFencing(Rule.S2);
@@ -163,7 +171,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
         log.tokenRegression().ifPresent(r -> fail(Rule.S2.failure(r)));
     }
 
-    /** S3: a release or renewal by a lease that expired or was superseded leaves the new holder alone. */
+    /**
+     * S3: a release or renewal by a lease that expired or was superseded leaves the new holder alone.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void S3_staleReleaseAndRenewAreNoOps() throws Exception {
         String name = name(Rule.S3);
@@ -206,7 +218,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
         }
     }
 
-    /** S4: an acquire that times out, is interrupted or cancelled leaves nothing held or queued. */
+    /**
+     * S4: an acquire that times out, is interrupted or cancelled leaves nothing held or queued.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void S4_abandonedAcquiresStrandNothing() throws Exception {
         String name = name(Rule.S4);
@@ -270,14 +286,22 @@ import org.junit.jupiter.api.extension.ExtendWith;
         }
     }
 
-    /** S5: threads that share one client exclude each other. */
+    /**
+     * S5: threads that share one client exclude each other.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void S5_threadsSharingOneClientExcludeEachOther() throws Exception {
         HoldLog log = contend(Rule.S5, List.of(client()), 8, 6);
         System.out.println("[dlock-tck] S5: " + log.holds().size() + " proven holds by 8 threads of one client, no overlap");
     }
 
-    /** S6: distinct names never share a lock, however alike they look. */
+    /**
+     * S6: distinct names never share a lock, however alike they look.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void S6_namesMapInjectively() throws Exception {
         String p = name(Rule.S6) + "-";
@@ -315,7 +339,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
         }
     }
 
-    /** S7: a holder cut off from the backend is told it lost the lock before anyone else can get it. */
+    /**
+     * S7: a holder cut off from the backend is told it lost the lock before anyone else can get it.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void S7_lostLeaseReportedNoLaterThanServerExpiry() throws Exception {
         String name = name(Rule.S7);
@@ -344,7 +372,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
         taken.get().release();
     }
 
-    /** S8: a holder stalled past its lease is fenced off by the resource, and no acknowledged update is lost. */
+    /**
+     * S8: a holder stalled past its lease is fenced off by the resource, and no acknowledged update is lost.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void S8_staleHolderIsFencedOff() throws Exception {
         requireFencing(Rule.S8);
@@ -374,7 +406,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
         second.release();
     }
 
-    /** S10: a client whose wall clock is an hour off changes nothing. */
+    /**
+     * S10: a client whose wall clock is an hour off changes nothing.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void S10_skewedWallClockChangesNothing() throws Exception {
         String name = name(Rule.S10);
@@ -410,7 +446,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
     // ------------------------------------------------------------------ liveness
 
-    /** L1: a waiter gets the lock promptly when the holder releases it. */
+    /**
+     * L1: a waiter gets the lock promptly when the holder releases it.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void L1_releaseHandsOverPromptly() throws Exception {
         String name = name(Rule.L1);
@@ -436,7 +476,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
         assertTrue(handOff < Duration.ofSeconds(2).toNanos(), Rule.L1.failure("hand-off took " + millis(handOff) + " ms"));
     }
 
-    /** L2: the lock of a holder that crashed without releasing frees after its lease, not before. */
+    /**
+     * L2: the lock of a holder that crashed without releasing frees after its lease, not before.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void L2_crashedHoldersLockFreesAfterTheLease() throws Exception {
         String name = name(Rule.L2);
@@ -457,7 +501,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
         next.get().release();
     }
 
-    /** L3: automatic renewal keeps a lock for many lease times. */
+    /**
+     * L3: automatic renewal keeps a lock for many lease times.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void L3_autoRenewalHoldsForManyLeaseTimes() throws Exception {
         String name = name(Rule.L3);
@@ -481,7 +529,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
         }).orElse(false), Rule.L3.failure("after release, the lock could not be taken"));
     }
 
-    /** L4: a wait for a held lock ends when it should, neither early nor much late. */
+    /**
+     * L4: a wait for a held lock ends when it should, neither early nor much late.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void L4_waitTimeoutsHonoured() throws Exception {
         String name = name(Rule.L4);
@@ -515,7 +567,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
         held.release();
     }
 
-    /** L5: every contender eventually wins; with FAIR, in arrival order. */
+    /**
+     * L5: every contender eventually wins; with FAIR, in arrival order.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void L5_everyContenderEventuallyWins() throws Exception {
         String name = name(Rule.L5);
@@ -556,7 +612,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
                 + (holderClient.capabilities().contains(Capability.FAIR) ? " (FAIR: must be arrival order)" : ""));
     }
 
-    /** L7: close() releases held locks, fails pending waits, and leaves no thread behind. */
+    /**
+     * L7: close() releases held locks, fails pending waits, and leaves no thread behind.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void L7_closeReleasesLocksAndLeaksNoThreads() throws Exception {
         String n1 = name(Rule.L7);
@@ -647,7 +707,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
                 Rule.V1.failure("the message does not name '" + parameter + "': " + e.getMessage()));
     }
 
-    /** V2: a released lease is inert, and releasing again is harmless. */
+    /**
+     * V2: a released lease is inert, and releasing again is harmless.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void V2_releasedLeasesAreInert() throws Exception {
         String name = name(Rule.V2);
@@ -674,7 +738,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
         next.release();
     }
 
-    /** V3: an unreachable or stalled backend gives LockBackendException within the operation timeout. */
+    /**
+     * V3: an unreachable or stalled backend gives LockBackendException within the operation timeout.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
     @Test
     public void V3_unreachableBackendFailsInTime() throws Exception {
         // generous: connect and read phases may each take up to the timeout on some clients; never a hang

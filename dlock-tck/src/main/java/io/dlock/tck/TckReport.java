@@ -20,7 +20,14 @@ import java.util.stream.Stream;
 public final class TckReport {
 
     /** A rule's outcome in one run. */
-    public enum Outcome { PASS, FAIL, SKIPPED }
+    public enum Outcome {
+        /** The rule held. */
+        PASS,
+        /** The rule was violated. */
+        FAIL,
+        /** The rule did not run: a capability, a fixture hook, or applicability was missing. */
+        SKIPPED
+    }
 
     private TckReport() { }
 

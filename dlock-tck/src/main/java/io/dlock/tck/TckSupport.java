@@ -62,6 +62,7 @@ public abstract class TckSupport {
     public static final long DEFAULT_SEED = 20261121L;
 
     private TckFixture fixture;
+    /** Clients and other resources opened by the current test, closed after it in reverse order. */
     protected final List<AutoCloseable> opened = new CopyOnWriteArrayList<>();
     private final AtomicInteger names = new AtomicInteger();
     private long seed;
@@ -123,38 +124,59 @@ public abstract class TckSupport {
         return fixture;
     }
 
+    /** @return the fixture's lease time, used by every lock of the rules */
     protected final Duration lease() {
         return fixture.leaseTime();
     }
 
+    /** @return the fixture's operation timeout */
     protected final Duration opTimeout() {
         return fixture.operationTimeout();
     }
 
+    /** @return options with the fixture's lease time and automatic renewal */
     protected final LockOptions options() {
         return LockOptions.builder().leaseTime(lease()).build();
     }
 
+    /** @return options with the fixture's lease time and no renewal */
     protected final LockOptions noRenew() {
         return LockOptions.builder().leaseTime(lease()).autoRenew(false).build();
     }
 
+    /** @return the fixture's client configuration with the TCK's timeout, options and short retry interval */
     protected final LockClientConfig.Builder config() {
         return fixture.clientConfig().operationTimeout(opTimeout()).defaultLockOptions(options())
                 .retry(Duration.ofMillis(10), Duration.ofMillis(250));
     }
 
-    /** Opens a client that the TCK closes after the test. */
+    /**
+     * Opens a client that the TCK closes after the test.
+     *
+     * @return the client
+     */
     protected final LockClient client() {
         return client(UnaryOperator.identity());
     }
 
+    /**
+     * Opens a client with an adjusted configuration; the TCK closes it after the test.
+     *
+     * @param customize changes to the configuration
+     * @return the client
+     */
     protected final LockClient client(UnaryOperator<LockClientConfig.Builder> customize) {
         LockClient c = LockClient.open(customize.apply(config()).build());
         opened.add(c);
         return c;
     }
 
+    /**
+     * Opens a freezable client, or skips the test if the fixture cannot make one.
+     *
+     * @param rule the rule, for the skip message
+     * @return the client, closed after the test
+     */
     protected final FreezableClient freezable(String rule) {
         Optional<FreezableClient> c = fixture.openFreezable(config());
         assumeTrue(c.isPresent(), rule + " needs TckFixture.openFreezable (a client whose network can be frozen); "
@@ -163,14 +185,31 @@ public abstract class TckSupport {
         return c.get();
     }
 
+    /**
+     * Makes a lock name unique to this call.
+     *
+     * @param rule the rule using it
+     * @return the name
+     */
     protected final String name(Rule rule) {
         return "tck-" + rule.name().toLowerCase() + "-" + names.incrementAndGet() + "-" + System.nanoTime();
     }
 
+    /**
+     * Converts for messages.
+     *
+     * @param nanos nanoseconds
+     * @return milliseconds
+     */
     protected static long millis(long nanos) {
         return TimeUnit.NANOSECONDS.toMillis(nanos);
     }
 
+    /**
+     * Sleeps; an interrupt fails the test (and keeps the flag).
+     *
+     * @param d how long
+     */
     protected static void sleep(Duration d) {
         try {
             Thread.sleep(d.toMillis());
@@ -180,7 +219,13 @@ public abstract class TckSupport {
         }
     }
 
-    /** Polls a condition every 5 ms until it holds or the timeout passes. */
+    /**
+     * Polls a condition every 5 ms until it holds or the timeout passes.
+     *
+     * @param condition the condition
+     * @param timeout how long to wait at most
+     * @return whether the condition held
+     */
     protected static boolean await(BooleanSupplier condition, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() - deadline < 0) {
@@ -197,6 +242,11 @@ public abstract class TckSupport {
         return condition.getAsBoolean();
     }
 
+    /**
+     * Skips the test unless the backend declares FENCING.
+     *
+     * @param rule the rule, for the skip message
+     */
     protected final void requireFencing(Rule rule) {
         LockClient probe = client();
         assumeTrue(probe.capabilities().contains(Capability.FENCING),
@@ -253,6 +303,7 @@ public abstract class TckSupport {
         }
     }
 
+    /** A body that may throw anything. */
     @FunctionalInterface
     protected interface ThrowingRunnable {
         /**
@@ -263,7 +314,15 @@ public abstract class TckSupport {
         void run() throws Exception;
     }
 
-    /** Runs the same body on many threads, starting together, and collects failures. */
+    /**
+     * Runs the same body on many threads, starting together, and rethrows the first failure.
+     *
+     * @param threads how many threads
+     * @param label a thread name part
+     * @param timeout how long each thread may take
+     * @param body what each thread runs, given its index
+     * @throws Exception the first failure of a thread
+     */
     protected static void runConcurrently(int threads, String label, Duration timeout, IndexedBody body) throws Exception {
         CountDownLatch start = new CountDownLatch(1);
         List<Worker> workers = new ArrayList<>();
@@ -282,6 +341,7 @@ public abstract class TckSupport {
         }
     }
 
+    /** One thread's share of a concurrent run. */
     @FunctionalInterface
     protected interface IndexedBody {
         /**
