@@ -1,5 +1,7 @@
 package io.dlock.dynamodb;
 
+import io.dlock.tck.TestTiming;
+
 import static io.dlock.dynamodb.TestSupport.client;
 import static io.dlock.dynamodb.TestSupport.item;
 import static io.dlock.dynamodb.TestSupport.newTable;
@@ -217,7 +219,7 @@ class DynamoDbBackendTest {
             assertFalse(r.granted());
             assertEquals(lease, r.retryAfter().orElseThrow(), "the whole lease is left on the waiter's ticker");
             // real time passes, far beyond the lease, but the waiter's ticker stands still: no takeover
-            TestSupport.sleep(lease.toMillis() * 2);
+            TestTiming.sleep(lease.toMillis() * 2);
             r = attempt.tryOnce();
             assertFalse(r.granted(), "taken over before the waiter's ticker saw a lease time pass");
             ticker.advance(lease.minusMillis(1));
@@ -269,7 +271,7 @@ class DynamoDbBackendTest {
             while (got.isEmpty() && System.nanoTime() - deadline < 0) {
                 got = poller.lock("zero-wait").tryAcquire();
                 if (got.isEmpty()) {
-                    TestSupport.sleep(100);
+                    TestTiming.sleep(100);
                 }
             }
             long after = System.nanoTime() - grantedAt;
@@ -354,7 +356,7 @@ class DynamoDbBackendTest {
         }
         List<String> alive = new ArrayList<>();
         // generous: pools finish their last task and exit; 5 s covers a loaded machine
-        TestSupport.await("the client's threads end", Duration.ofSeconds(5), () -> {
+        TestTiming.await("the client's threads end", Duration.ofSeconds(5), () -> {
             alive.clear();
             for (Thread t : Thread.getAllStackTraces().keySet()) {
                 // the JDK's HttpURLConnection keep-alive cache is one per JVM, with its own timer thread

@@ -1,7 +1,9 @@
 package io.dlock.dynamodb;
 
-import static io.dlock.dynamodb.TestSupport.assertThrowsWithin;
-import static io.dlock.dynamodb.TestSupport.await;
+import io.dlock.tck.TestTiming;
+
+import static io.dlock.tck.TestTiming.assertThrowsWithin;
+import static io.dlock.tck.TestTiming.await;
 import static io.dlock.dynamodb.TestSupport.item;
 import static io.dlock.dynamodb.TestSupport.newTable;
 import static io.dlock.dynamodb.TestSupport.openBackend;
@@ -169,10 +171,10 @@ class DynamoDbFaultTest {
                 }
             }, "test-waiter");
             t.start();
-            TestSupport.sleep(300); // waiting: the lock is held
+            TestTiming.sleep(300); // waiting: the lock is held
             server.pause();
             try {
-                TestSupport.sleep(300); // the waiter's next request is now stuck in the stopped server
+                TestTiming.sleep(300); // the waiter's next request is now stuck in the stopped server
                 long t0 = System.nanoTime();
                 t.interrupt();
                 t.join(FAIL_BOUND.toMillis());
@@ -194,12 +196,12 @@ class DynamoDbFaultTest {
             Lease held = c.lock("short-pause", LockOptions.builder().leaseTime(lease).build()).tryAcquire().orElseThrow();
             server.pause();
             try {
-                TestSupport.sleep(1200); // a renewal (every 1 s) fails in the pause
+                TestTiming.sleep(1200); // a renewal (every 1 s) fails in the pause
             } finally {
                 server.resume();
             }
             // a retried renewal succeeds before the lease runs out (retries every quarter interval)
-            TestSupport.sleep(lease.toMillis());
+            TestTiming.sleep(lease.toMillis());
             assertTrue(held.isValid(), "the lease was renewed after the pause");
             held.release();
             assertNull(owner("short-pause"), "released");

@@ -1,6 +1,8 @@
 package io.dlock.dynamodb;
 
-import static io.dlock.dynamodb.TestSupport.assertThrowsWithin;
+import io.dlock.tck.TestTiming;
+
+import static io.dlock.tck.TestTiming.assertThrowsWithin;
 import static io.dlock.dynamodb.TestSupport.everything;
 import static io.dlock.dynamodb.TestSupport.newTable;
 import static org.junit.jupiter.api.Assertions.assertEquals;

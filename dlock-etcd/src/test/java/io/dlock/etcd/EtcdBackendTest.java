@@ -1,7 +1,9 @@
 package io.dlock.etcd;
 
+import io.dlock.tck.TestTiming;
+
 import static io.dlock.etcd.TestSupport.admin;
-import static io.dlock.etcd.TestSupport.await;
+import static io.dlock.tck.TestTiming.await;
 import static io.dlock.etcd.TestSupport.keysOf;
 import static io.dlock.etcd.TestSupport.name;
 import static io.dlock.etcd.TestSupport.request;
@@ -204,7 +206,7 @@ class EtcdBackendTest {
         assertTrue(sent1 - from1 <= fivePercent, "at most 5% of the lease before the request, was "
                 + TimeUnit.NANOSECONDS.toMillis(sent1 - from1) + " ms");
         // a lease last refreshed more than 5% of the lease time (300 ms) ago is refreshed with the grant
-        TestSupport.sleep(600);
+        TestTiming.sleep(600);
         AcquireRequest r2 = request(name("validity-2"), lease);
         long sent2 = ticker.nanoTime();
         AttemptResult g2 = b.newAttempt(r2).tryOnce();
@@ -249,7 +251,7 @@ class EtcdBackendTest {
             }
             return System.nanoTime() - t0;
         });
-        TestSupport.sleep(300);
+        TestTiming.sleep(300);
         assertFalse(woke.isDone(), "no wake-up while the lock is held");
         long releasedAt = System.nanoTime();
         b.release(h);
@@ -342,7 +344,7 @@ class EtcdBackendTest {
         CompletableFuture<Optional<Lease>> waiting = waiterClient.lock(name).acquireAsync(Duration.ofSeconds(30));
         await("the waiter is queued", Duration.ofSeconds(5), () -> keysOf(admin, name).size() == 2);
         long queuedAt = keysOf(admin, name).get(1).getCreateRevision();
-        TestSupport.sleep(LEASE.multipliedBy(3).toMillis());
+        TestTiming.sleep(LEASE.multipliedBy(3).toMillis());
         List<KeyValue> keys = keysOf(admin, name);
         assertEquals(2, keys.size(), "both keys are still there after three lease times");
         assertEquals(queuedAt, keys.get(1).getCreateRevision(), "the waiter kept its place");
@@ -386,7 +388,7 @@ class EtcdBackendTest {
         }
         assertEquals(1, etcdLeases.size(), "150 locks of one client and lease time share one etcd lease");
         long before = renewals();
-        TestSupport.sleep(3000);
+        TestTiming.sleep(3000);
         long during = renewals() - before;
         System.out.println("[dlock-etcd] 150 locks held for 3 s: " + during + " lease renewals seen by etcd");
         for (Lease l : leases) {

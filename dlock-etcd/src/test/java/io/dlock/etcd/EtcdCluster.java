@@ -1,5 +1,7 @@
 package io.dlock.etcd;
 
+import io.dlock.tck.ServerProcesses;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -121,11 +123,7 @@ final class EtcdCluster implements AutoCloseable {
 
     /** @return a loopback port that was free a moment ago */
     static int freePort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return ServerProcesses.freeLoopbackPort();
     }
 
     int size() {
@@ -223,11 +221,7 @@ final class EtcdCluster implements AutoCloseable {
         for (Member m : members) {
             m.stop();
         }
-        try (Stream<Path> files = Files.walk(root)) {
-            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException ignored) {
-            // a temp dir left behind is harmless
-        }
+        ServerProcesses.deleteTree(root);
     }
 
     @Override
@@ -371,28 +365,20 @@ final class EtcdCluster implements AutoCloseable {
 
         /** Suspends the process with SIGSTOP: connections stay open and nothing is answered. */
         void pause() {
-            signal("STOP");
+            ServerProcesses.signal(process, "STOP");
             paused = true;
         }
 
         /** Resumes a paused process with SIGCONT. */
         void resume() {
-            signal("CONT");
+            ServerProcesses.signal(process, "CONT");
             paused = false;
         }
 
         /** Kills the process with SIGKILL and waits until it is gone. Its data stays. */
         void kill() {
             RUNNING.remove(process);
-            process.destroyForcibly();
-            try {
-                if (!process.waitFor(10, TimeUnit.SECONDS)) {
-                    throw new IllegalStateException("etcd " + process.pid() + " survived SIGKILL for 10 s");
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while killing etcd", e);
-            }
+            ServerProcesses.killAndWait(process, "etcd");
             paused = false;
         }
 
@@ -421,20 +407,7 @@ final class EtcdCluster implements AutoCloseable {
             throw last;
         }
 
-        private void signal(String signal) {
-            try {
-                Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
-                        .redirectErrorStream(true).start();
-                if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-                    throw new IllegalStateException("kill -" + signal + " " + process.pid() + " failed");
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while signalling etcd", e);
-            }
-        }
+
 
         private void stop() {
             if (process != null) {

@@ -1,7 +1,9 @@
 package io.dlock.etcd;
 
+import io.dlock.tck.TestTiming;
+
 import static io.dlock.etcd.TestSupport.admin;
-import static io.dlock.etcd.TestSupport.await;
+import static io.dlock.tck.TestTiming.await;
 import static io.dlock.etcd.TestSupport.keysOf;
 import static io.dlock.etcd.TestSupport.name;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -134,12 +136,12 @@ class EtcdFailoverTest {
             t.start();
         }
 
-        TestSupport.sleep(2000);
+        TestTiming.sleep(2000);
         int leader = etcd.leader();
         killedAt.set(System.nanoTime());
         etcd.member(leader).kill();
         System.out.println("[dlock-etcd] S9: killed the leader " + etcd.member(leader));
-        TestSupport.sleep(4000);
+        TestTiming.sleep(4000);
         int newLeader = etcd.leader();
         assertTrue(newLeader != leader, "a new leader");
         // the held lock: still held (renewals went to the new leader) or, if the election outlasted
@@ -153,7 +155,7 @@ class EtcdFailoverTest {
         next.release();
 
         etcd.member(leader).restart();
-        TestSupport.sleep(2000);
+        TestTiming.sleep(2000);
         stop.set(true);
         for (Thread t : threads) {
             t.join(60_000);

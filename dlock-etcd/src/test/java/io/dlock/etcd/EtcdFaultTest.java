@@ -1,8 +1,10 @@
 package io.dlock.etcd;
 
+import io.dlock.tck.TestTiming;
+
 import static io.dlock.etcd.TestSupport.admin;
-import static io.dlock.etcd.TestSupport.assertThrowsWithin;
-import static io.dlock.etcd.TestSupport.await;
+import static io.dlock.tck.TestTiming.assertThrowsWithin;
+import static io.dlock.tck.TestTiming.await;
 import static io.dlock.etcd.TestSupport.keysOf;
 import static io.dlock.etcd.TestSupport.name;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -122,13 +124,13 @@ class EtcdFaultTest {
         for (int i = 0; i < 3; i++) {
             holderNet.cutConnections();
             waiterNet.cutConnections();
-            TestSupport.sleep(700);
+            TestTiming.sleep(700);
             assertTrue(held.isValid(), "the holder kept its lock through cut " + (i + 1));
         }
         etcd.member(0).pause();
-        TestSupport.sleep(600); // less than the operation timeout: calls are slow, not failed
+        TestTiming.sleep(600); // less than the operation timeout: calls are slow, not failed
         etcd.member(0).resume();
-        TestSupport.sleep(1500);
+        TestTiming.sleep(1500);
         assertTrue(held.isValid(), "the holder kept its lock through the stall");
         List<io.etcd.jetcd.KeyValue> keys = keysOf(admin, name);
         assertEquals(2, keys.size(), "holder and waiter are still there: " + waiting);

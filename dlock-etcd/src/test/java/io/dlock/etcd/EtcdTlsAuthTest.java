@@ -1,6 +1,8 @@
 package io.dlock.etcd;
 
-import static io.dlock.etcd.TestSupport.assertThrowsWithin;
+import io.dlock.tck.TestTiming;
+
+import static io.dlock.tck.TestTiming.assertThrowsWithin;
 import static io.dlock.etcd.TestSupport.name;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -123,7 +125,7 @@ class EtcdTlsAuthTest {
         assertEquals(held.ownerId(), b.holder(name).orElseThrow().ownerId());
         // a waiter's watch works with the auth token too
         CompletableFuture<Optional<Lease>> waiting = b.lock(name).acquireAsync(Duration.ofSeconds(20));
-        TestSupport.sleep(1000); // renewals and the waiter's watch run for a while under auth
+        TestTiming.sleep(1000); // renewals and the waiter's watch run for a while under auth
         assertTrue(held.isValid(), "renewed under auth");
         held.release();
         Lease next = waiting.get(10, TimeUnit.SECONDS).orElseThrow();

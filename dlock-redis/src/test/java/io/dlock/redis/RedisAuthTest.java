@@ -1,6 +1,8 @@
 package io.dlock.redis;
 
-import static io.dlock.redis.TestSupport.assertThrowsWithin;
+import io.dlock.tck.TestTiming;
+
+import static io.dlock.tck.TestTiming.assertThrowsWithin;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

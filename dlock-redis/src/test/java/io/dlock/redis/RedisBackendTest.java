@@ -1,6 +1,8 @@
 package io.dlock.redis;
 
-import static io.dlock.redis.TestSupport.await;
+import io.dlock.tck.TestTiming;
+
+import static io.dlock.tck.TestTiming.await;
 import static io.dlock.redis.TestSupport.openBackend;
 import static io.dlock.redis.TestSupport.request;
 import static io.dlock.redis.TestSupport.scriptCalls;
@@ -240,7 +242,7 @@ class RedisBackendTest {
 
         long[] releasedAt = new long[1];
         Thread releaser = new Thread(() -> {
-            TestSupport.sleep(300);
+            TestTiming.sleep(300);
             holderBackend.release(held(rh, gh));
             releasedAt[0] = System.nanoTime();
         });

@@ -1,6 +1,8 @@
 package io.dlock.redis;
 
-import static io.dlock.redis.TestSupport.await;
+import io.dlock.tck.TestTiming;
+
+import static io.dlock.tck.TestTiming.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -83,7 +85,7 @@ class RedisClientTest {
             // let the waiter subscribe and make its post-subscription try
             await("the waiter subscribed", Duration.ofSeconds(5),
                     () -> jedis.pubsubNumSub("dlock:released:handoff").get("dlock:released:handoff") == 1L);
-            TestSupport.sleep(100);
+            TestTiming.sleep(100);
             assertFalse(waiting.isDone());
             long releasedAt = System.nanoTime();
             held.release();
@@ -135,7 +137,7 @@ class RedisClientTest {
             Lease held = a.lock("contended-" + i, TEN_SECONDS).tryAcquire().orElseThrow();
             CompletableFuture<Optional<Lease>> waiting = b.lock("contended-" + i, TEN_SECONDS)
                     .acquireAsync(Duration.ofSeconds(10));
-            TestSupport.sleep(20);
+            TestTiming.sleep(20);
             held.release();
             waiting.get(10, TimeUnit.SECONDS).orElseThrow().release();
         }

@@ -1,5 +1,7 @@
 package io.dlock.redis;
 
+import io.dlock.tck.TestTiming;
+
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -645,7 +647,7 @@ class RedisFailoverTest {
             long[] offsets = new long[2];
             for (int i = 0; i < 2; i++) {
                 try (Jedis j = TestSupport.jedis(replicas[i])) {
-                    TestSupport.await("replica " + i + " notices that its primary is gone", SLOW_BOUND,
+                    TestTiming.await("replica " + i + " notices that its primary is gone", SLOW_BOUND,
                             () -> j.info("replication").contains("master_link_status:down"));
                     Matcher m = OFFSET.matcher(j.info("replication"));
                     if (!m.find()) {

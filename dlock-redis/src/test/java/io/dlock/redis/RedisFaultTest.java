@@ -1,7 +1,9 @@
 package io.dlock.redis;
 
-import static io.dlock.redis.TestSupport.assertThrowsWithin;
-import static io.dlock.redis.TestSupport.await;
+import io.dlock.tck.TestTiming;
+
+import static io.dlock.tck.TestTiming.assertThrowsWithin;
+import static io.dlock.tck.TestTiming.await;
 import static io.dlock.redis.TestSupport.openBackend;
 import static io.dlock.redis.TestSupport.request;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -172,7 +174,7 @@ class RedisFaultTest {
             assertFalse(next.tryOnce().granted());
             long[] releasedAt = new long[1];
             Thread releaser = new Thread(() -> {
-                TestSupport.sleep(300);
+                TestTiming.sleep(300);
                 holder.release(new TestSupport.Held(rh.name(), rh.ownerId(), gh.fencingToken(), rh.leaseTime(),
                         gh.state()));
                 releasedAt[0] = System.nanoTime();

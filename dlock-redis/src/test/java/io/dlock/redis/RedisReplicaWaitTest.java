@@ -1,7 +1,9 @@
 package io.dlock.redis;
 
-import static io.dlock.redis.TestSupport.assertThrowsWithin;
-import static io.dlock.redis.TestSupport.await;
+import io.dlock.tck.TestTiming;
+
+import static io.dlock.tck.TestTiming.assertThrowsWithin;
+import static io.dlock.tck.TestTiming.await;
 import static io.dlock.redis.TestSupport.openBackend;
 import static io.dlock.redis.TestSupport.request;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;

@@ -1,5 +1,7 @@
 package io.dlock.redis;
 
+import io.dlock.tck.ServerProcesses;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -207,27 +209,19 @@ final class RedisServer implements AutoCloseable {
 
     /** Suspends the process with SIGSTOP: connections stay open and nothing is answered. */
     void pause() {
-        signal("STOP");
+        ServerProcesses.signal(process, "STOP");
         paused = true;
     }
 
     /** Resumes a paused process with SIGCONT. */
     void resume() {
-        signal("CONT");
+        ServerProcesses.signal(process, "CONT");
         paused = false;
     }
 
     /** Kills the process with SIGKILL and waits until it is gone. Every key is lost. */
     void kill() {
-        process.destroyForcibly();
-        try {
-            if (!process.waitFor(10, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("redis-server " + process.pid() + " survived SIGKILL for 10 s");
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while killing redis-server", e);
-        }
+        ServerProcesses.killAndWait(process, "redis-server");
         paused = false;
     }
 
@@ -249,20 +243,7 @@ final class RedisServer implements AutoCloseable {
         throw last;
     }
 
-    private void signal(String signal) {
-        try {
-            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid()))
-                    .redirectErrorStream(true).start();
-            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-                throw new IllegalStateException("kill -" + signal + " " + process.pid() + " failed");
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while signalling redis-server", e);
-        }
-    }
+
 
     /** Stops the server and deletes its directory. */
     @Override
@@ -282,20 +263,12 @@ final class RedisServer implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        try (Stream<Path> files = Files.walk(dir)) {
-            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException ignored) {
-            // a temp dir left behind is harmless
-        }
+        ServerProcesses.deleteTree(dir);
     }
 
     /** @return a loopback port that was free a moment ago */
     static int freePort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return ServerProcesses.freeLoopbackPort();
     }
 
     private static void sleep(long millis) {

@@ -1,6 +1,8 @@
 package io.dlock.redis;
 
-import static io.dlock.redis.TestSupport.assertThrowsWithin;
+import io.dlock.tck.TestTiming;
+
+import static io.dlock.tck.TestTiming.assertThrowsWithin;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -94,7 +96,7 @@ class RedisTlsTest {
             assertEquals(lease.fencingToken(), b.holder("tls").orElseThrow().fencingToken());
             // the waiter's pub/sub connection is TLS too
             var waiting = b.lock("tls").acquireAsync(Duration.ofSeconds(10));
-            TestSupport.sleep(200);
+            TestTiming.sleep(200);
             lease.release();
             Lease next = waiting.get(10, TimeUnit.SECONDS).orElseThrow();
             assertTrue(next.fencingToken() > lease.fencingToken());

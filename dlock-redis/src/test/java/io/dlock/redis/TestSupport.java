@@ -83,49 +83,4 @@ final class TestSupport {
         }
         return calls;
     }
-
-    /** Polls a condition until it holds or the timeout passes. */
-    static void await(String what, Duration timeout, BooleanSupplier condition) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                fail("timed out after " + timeout + " waiting until " + what);
-            }
-            sleep(10);
-        }
-    }
-
-    static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted", e);
-        }
-    }
-
-    /**
-     * Runs something that must throw {@code type} within {@code bound}.
-     *
-     * @return the exception
-     */
-    static <T extends Throwable> T assertThrowsWithin(Class<T> type, Duration bound, Executable body) {
-        long start = System.nanoTime();
-        Throwable thrown = null;
-        try {
-            body.execute();
-        } catch (Throwable t) {
-            thrown = t;
-        }
-        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        if (thrown == null) {
-            fail("expected " + type.getSimpleName() + " but nothing was thrown (took " + tookMillis + " ms)");
-        }
-        if (!type.isInstance(thrown)) {
-            throw new AssertionError("expected " + type.getSimpleName() + " but got " + thrown, thrown);
-        }
-        assertTrue(tookMillis <= bound.toMillis(), "expected the failure within " + bound.toMillis()
-                + " ms but it took " + tookMillis + " ms: " + thrown);
-        return type.cast(thrown);
-    }
 }

@@ -1,5 +1,7 @@
 package io.dlock.zookeeper;
 
+import io.dlock.tck.ServerProcesses;
+
 import io.dlock.tck.ServerControl;
 import java.io.File;
 import java.io.IOException;
@@ -81,29 +83,16 @@ public final class ZkProcess implements ServerControl, AutoCloseable {
         }
     }
 
-    private void signal(String sig) {
-        try {
-            // the shell's built-in kill: present wherever /bin/sh is, unlike /bin/kill (procps)
-            Process kill = new ProcessBuilder("sh", "-c", "kill -" + sig + " " + process.pid()).inheritIO().start();
-            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-                throw new IllegalStateException("kill -" + sig + " failed");
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        }
-    }
+
 
     @Override
     public synchronized void pause() {
-        signal("STOP");
+        ServerProcesses.signal(process, "STOP");
     }
 
     @Override
     public synchronized void resume() {
-        signal("CONT");
+        ServerProcesses.signal(process, "CONT");
     }
 
     @Override
@@ -146,10 +135,6 @@ public final class ZkProcess implements ServerControl, AutoCloseable {
         } catch (IllegalStateException e) {
             // shutting down already
         }
-        try (Stream<Path> files = Files.walk(dir)) {
-            files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
-        } catch (IOException e) {
-            // best effort: a temporary directory
-        }
+        ServerProcesses.deleteTree(dir);
     }
 }
