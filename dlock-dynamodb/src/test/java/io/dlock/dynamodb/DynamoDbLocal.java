@@ -35,7 +35,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
  * region see the same tables. Telemetry is off. Can pause (SIGSTOP), resume, kill (SIGKILL) and
  * restart on the same port.
  */
-final class DynamoDbLocal implements AutoCloseable {
+public final class DynamoDbLocal implements AutoCloseable {
 
     static final String HOST = "127.0.0.1";
     static final String REGION = "us-east-1";
@@ -66,7 +66,7 @@ final class DynamoDbLocal implements AutoCloseable {
     }
 
     /** @return a started server */
-    static DynamoDbLocal start() {
+    public static DynamoDbLocal start() {
         DynamoDbLocal server = new DynamoDbLocal();
         try {
             server.startOnFreePort();
@@ -92,12 +92,12 @@ final class DynamoDbLocal implements AutoCloseable {
         return port;
     }
 
-    InetSocketAddress address() {
+    public InetSocketAddress address() {
         return new InetSocketAddress(HOST, port);
     }
 
     /** @return {@code http://127.0.0.1:PORT} */
-    String endpoint() {
+    public String endpoint() {
         return "http://" + HOST + ":" + port;
     }
 

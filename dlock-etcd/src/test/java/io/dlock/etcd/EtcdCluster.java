@@ -34,7 +34,7 @@ import javax.net.ssl.SSLContext;
  * (SIGSTOP), resumed, killed (SIGKILL) and restarted with its data. Optionally serves clients over
  * TLS with a given certificate.
  */
-final class EtcdCluster implements AutoCloseable {
+public final class EtcdCluster implements AutoCloseable {
 
     static final String HOST = "127.0.0.1";
 
@@ -71,7 +71,7 @@ final class EtcdCluster implements AutoCloseable {
     }
 
     /** @return one started member */
-    static EtcdCluster single() {
+    public static EtcdCluster single() {
         return start(1, null);
     }
 
@@ -134,7 +134,7 @@ final class EtcdCluster implements AutoCloseable {
         return members.get(i);
     }
 
-    List<InetSocketAddress> addresses() {
+    public List<InetSocketAddress> addresses() {
         return members.stream().map(Member::address).collect(Collectors.toList());
     }
 

@@ -26,7 +26,7 @@ import java.util.stream.Stream;
  * server without persistence would. Can pause (SIGSTOP), resume, kill (SIGKILL) and restart on the
  * same port.
  */
-final class RedisServer implements AutoCloseable {
+public final class RedisServer implements AutoCloseable {
 
     static final String HOST = "127.0.0.1";
 
@@ -51,7 +51,7 @@ final class RedisServer implements AutoCloseable {
     }
 
     /** @return a started server without authentication */
-    static RedisServer start() {
+    public static RedisServer start() {
         return start(List.of());
     }
 
@@ -107,12 +107,12 @@ final class RedisServer implements AutoCloseable {
         return port;
     }
 
-    InetSocketAddress address() {
+    public InetSocketAddress address() {
         return new InetSocketAddress(HOST, port);
     }
 
     /** @return {@code redis://127.0.0.1:PORT} */
-    String uri() {
+    public String uri() {
         return (tls ? "rediss://" : "redis://") + HOST + ":" + port;
     }
 

@@ -11,12 +11,17 @@ import java.net.Socket;
 import java.net.SocketException;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * An in-JVM TCP proxy on a free loopback port, in front of one server, that can freeze traffic:
  * while frozen, bytes read from either side are held and not forwarded (so the peers see a
- * stalled network, not a closed one); on unfreeze they are delivered, late. Thread-safe.
+ * stalled network, not a closed one); on unfreeze they are delivered, late. It also counts round
+ * trips: on each connection, every burst of client bytes that follows the server's last answer
+ * (or opens the connection) is one request round trip, so pipelined requests count once.
+ * Thread-safe.
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -27,6 +32,7 @@ public final class TcpProxy implements AutoCloseable {
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final Object gate = new Object();
     private final String name = "dlock-tck-proxy-" + IDS.incrementAndGet();
+    private final AtomicLong roundTrips = new AtomicLong();
     private volatile boolean frozen;
     private volatile boolean closed;
 
@@ -56,6 +62,18 @@ public final class TcpProxy implements AutoCloseable {
     /** @return where clients should connect */
     public InetSocketAddress address() {
         return new InetSocketAddress(server.getInetAddress(), server.getLocalPort());
+    }
+
+    /**
+     * The round trips clients started through this proxy so far, over all connections: a burst
+     * of bytes from a client that follows bytes from the server (or is the first on its
+     * connection) starts one. Counting happens as bytes are read, so a reader should let traffic
+     * settle before reading a difference.
+     *
+     * @return the count since the proxy started
+     */
+    public long roundTrips() {
+        return roundTrips.get();
     }
 
     /** Holds back all traffic, both ways, on every connection, including new ones. */
@@ -118,8 +136,10 @@ public final class TcpProxy implements AutoCloseable {
             sockets.add(upstream);
             client.setTcpNoDelay(true);
             upstream.setTcpNoDelay(true);
-            pump(client, upstream, "up");
-            pump(upstream, client, "down");
+            // true while the client spoke last on this connection
+            AtomicBoolean clientSpokeLast = new AtomicBoolean();
+            pump(client, upstream, "up", clientSpokeLast);
+            pump(upstream, client, "down", clientSpokeLast);
         } catch (IOException e) {
             closeQuietly(client);
             closeQuietly(upstream);
@@ -130,13 +150,21 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
-    private void pump(Socket from, Socket to, String direction) {
+    private void pump(Socket from, Socket to, String direction, AtomicBoolean clientSpokeLast) {
+        boolean up = direction.equals("up");
         Thread t = new Thread(() -> {
             byte[] buf = new byte[16384];
             try (InputStream in = from.getInputStream()) {
                 OutputStream out = to.getOutputStream();
                 int n;
                 while ((n = in.read(buf)) >= 0) {
+                    if (up) {
+                        if (!clientSpokeLast.getAndSet(true)) {
+                            roundTrips.incrementAndGet();
+                        }
+                    } else {
+                        clientSpokeLast.set(false);
+                    }
                     awaitThaw();
                     out.write(buf, 0, n);
                     out.flush();

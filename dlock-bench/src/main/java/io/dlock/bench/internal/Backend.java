@@ -1,0 +1,109 @@
+package io.dlock.bench.internal;
+
+import io.dlock.bench.internal.peers.AwsLockClientContender;
+import io.dlock.bench.internal.peers.CuratorContender;
+import io.dlock.bench.internal.peers.JetcdLockContender;
+import io.dlock.bench.internal.peers.RawDynamoDbContender;
+import io.dlock.bench.internal.peers.RawEtcdContender;
+import io.dlock.bench.internal.peers.RawRedisContender;
+import io.dlock.bench.internal.peers.RawZooKeeperContender;
+import io.dlock.bench.internal.peers.RedissonContender;
+import io.dlock.bench.internal.peers.SpringRedisContender;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The four backends of the side-by-side comparison: for each, the contenders in report order
+ * (dlock first, the raw floor last) and the targets dlock is held to.
+ */
+public enum Backend {
+    /** Redis: Redisson and Spring Integration. */
+    REDIS("Redis", "Redisson RLock", 0.8) {
+        @Override
+        public List<Contender> contenders(Duration lease) {
+            return List.of(new DlockContender("dlock", a -> "redis://" + hostPort(a)),
+                    new RedissonContender(), new SpringRedisContender(), new RawRedisContender());
+        }
+    },
+    /** ZooKeeper: Curator. */
+    ZOOKEEPER("ZooKeeper", "Curator InterProcessMutex", 0.9) {
+        @Override
+        public List<Contender> contenders(Duration lease) {
+            // the session is the lease: its timeout is the lease time
+            return List.of(new DlockContender("dlock", a -> "zookeeper://" + hostPort(a) + "?sessionTimeout=" + lease),
+                    new CuratorContender(), new RawZooKeeperContender());
+        }
+    },
+    /** etcd: jetcd's lock service client. */
+    ETCD("etcd", "jetcd Lock", 1.0) {
+        @Override
+        public List<Contender> contenders(Duration lease) {
+            return List.of(new DlockContender("dlock", a -> "etcd://" + hostPort(a)),
+                    new JetcdLockContender(), new RawEtcdContender());
+        }
+    },
+    /** DynamoDB (Local): the AWS lock client. */
+    DYNAMODB("DynamoDB", "AWS DynamoDB Lock Client", 0.7) {
+        @Override
+        public List<Contender> contenders(Duration lease) {
+            return List.of(new DlockContender("dlock", a -> "dynamodb://bench-dlock?region=us-east-1&endpoint=http://"
+                    + hostPort(a) + "&createTable=true&accessKeyId=dlockbench&secretAccessKey=dlockbench"),
+                    new AwsLockClientContender(), new RawDynamoDbContender());
+        }
+    };
+
+    private final String title;
+    private final String peer;
+    private final double target;
+
+    Backend(String title, String peer, double target) {
+        this.title = title;
+        this.peer = peer;
+        this.target = target;
+    }
+
+    /**
+     * @param lease the lease time every contender holds locks with
+     * @return every contender, dlock first and the floor last
+     */
+    public abstract List<Contender> contenders(Duration lease);
+
+    /** @return the name in reports */
+    public String title() {
+        return title;
+    }
+
+    /** @return the peer the uncontended target names */
+    public String peer() {
+        return peer;
+    }
+
+    /** @return the largest ratio of dlock's uncontended p50 to the peer's that meets the target */
+    public double target() {
+        return target;
+    }
+
+    /** @return whether the hand-off target (at most twice dlock's own uncontended cycle) applies */
+    public boolean handoffTarget() {
+        return this != DYNAMODB;
+    }
+
+    /**
+     * @param name a backend name, any case
+     * @return the backend
+     * @throws IllegalArgumentException if there is none of that name
+     */
+    public static Backend of(String name) {
+        try {
+            return valueOf(name.trim().toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("backend must be one of redis, zookeeper, etcd, dynamodb; was '" + name + "'");
+        }
+    }
+
+    static String hostPort(InetSocketAddress a) {
+        return a.getHostString() + ":" + a.getPort();
+    }
+}

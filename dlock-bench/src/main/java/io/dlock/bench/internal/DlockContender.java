@@ -1,0 +1,59 @@
+package io.dlock.bench.internal;
+
+import io.dlock.Lease;
+import io.dlock.LockClient;
+import io.dlock.LockClientConfig;
+import io.dlock.LockOptions;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.function.Function;
+
+/** dlock itself, through its public API, on the backend its URI names. */
+public final class DlockContender implements Contender {
+
+    private final String name;
+    private final Function<InetSocketAddress, String> uri;
+
+    /**
+     * @param name the name in reports
+     * @param uri the URI for a server address (the address may be a counting proxy's)
+     */
+    public DlockContender(String name, Function<InetSocketAddress, String> uri) {
+        this.name = name;
+        this.uri = uri;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public boolean waits() {
+        return true;
+    }
+
+    @Override
+    public boolean renews() {
+        return true;
+    }
+
+    @Override
+    public Session connect(InetSocketAddress server, Duration lease) {
+        LockClient client = LockClient.open(LockClientConfig.builder(uri.apply(server))
+                .defaultLockOptions(LockOptions.builder().leaseTime(lease).build())
+                .build());
+        return new Session() {
+            @Override
+            public Held acquire(String key) throws InterruptedException {
+                Lease l = client.lock(key).acquire();
+                return l::release;
+            }
+
+            @Override
+            public void close() {
+                client.close();
+            }
+        };
+    }
+}

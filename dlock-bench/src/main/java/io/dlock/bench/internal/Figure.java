@@ -1,0 +1,76 @@
+package io.dlock.bench.internal;
+
+import java.util.Locale;
+
+/** Every figure the benchmark reports, with its unit and whether lower is better. */
+public enum Figure {
+    /** Uncontended acquire+release, median. */
+    CYCLE_P50("uncontended acquire+release p50", "µs", true),
+    /** Uncontended acquire+release, 99th percentile. */
+    CYCLE_P99("uncontended acquire+release p99", "µs", true),
+    /** Network round trips per uncontended cycle, counted at a proxy. */
+    ROUND_TRIPS("round trips per cycle", "", true),
+    /** Release returns until the next waiter holds, 2 waiters, median. */
+    HANDOFF_2_P50("hand-off, 2 waiters, p50", "µs", true),
+    /** Same, 99th percentile. */
+    HANDOFF_2_P99("hand-off, 2 waiters, p99", "µs", true),
+    /** Release returns until the next waiter holds, 16 waiters, median. */
+    HANDOFF_16_P50("hand-off, 16 waiters, p50", "µs", true),
+    /** Same, 99th percentile. */
+    HANDOFF_16_P99("hand-off, 16 waiters, p99", "µs", true),
+    /** Share of grants under contention (16 waiters) that went to another client than the last holder. */
+    HANDOFF_16_SHARE("grants to another client, 16 waiters", "%", false),
+    /** Acquire+release cycles per second over 1,000 keys, 1 thread. */
+    THROUGHPUT_1("throughput, 1,000 keys, 1 thread", "/s", false),
+    /** Same with 16 threads sharing one client. */
+    THROUGHPUT_16("throughput, 1,000 keys, 16 threads", "/s", false),
+    /** Requests per second that keep many held locks alive. */
+    RENEWAL_RATE("renewal requests while holding N locks", "/s", true),
+    /** Heap retained per held lock. */
+    HEAP_PER_LOCK("heap per held lock", "B", true),
+    /** Threads one client starts. */
+    CLIENT_THREADS("threads per client", "", true),
+    /** Threads added by holding N locks. */
+    THREADS_FOR_HELD("threads added by N held locks", "", true);
+
+    private final String label;
+    private final String unit;
+    private final boolean lowerIsBetter;
+
+    Figure(String label, String unit, boolean lowerIsBetter) {
+        this.label = label;
+        this.unit = unit;
+        this.lowerIsBetter = lowerIsBetter;
+    }
+
+    /**
+     * @param heldLocks the N of the held-locks figures
+     * @return the label, with its unit
+     */
+    public String label(int heldLocks) {
+        String l = label.replace("N", String.format(Locale.ROOT, "%,d", heldLocks));
+        return unit.isEmpty() ? l : l + " (" + unit + ")";
+    }
+
+    /** @return whether a lower value is better */
+    public boolean lowerIsBetter() {
+        return lowerIsBetter;
+    }
+
+    /**
+     * @param value a value of this figure
+     * @return it formatted for a report
+     */
+    public String format(double value) {
+        if (Double.isNaN(value)) {
+            return "n/a";
+        }
+        if (this == ROUND_TRIPS) {
+            return String.format(Locale.ROOT, "%.2f", value);
+        }
+        if (Math.abs(value) >= 100 || value == Math.rint(value)) {
+            return String.format(Locale.ROOT, "%,.0f", value);
+        }
+        return String.format(Locale.ROOT, "%.1f", value);
+    }
+}

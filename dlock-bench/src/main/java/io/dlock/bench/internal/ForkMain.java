@@ -1,0 +1,86 @@
+package io.dlock.bench.internal;
+
+import io.dlock.bench.BenchConfig;
+import io.dlock.tck.TcpProxy;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * One fork of the comparison: a fresh JVM that measures every contender of one backend against
+ * a server the parent started, and prints each figure as a line
+ * {@code RESULT<tab>contender<tab>FIGURE<tab>value} on standard output (progress goes to
+ * standard error). Workloads run one after another, and within a workload the contenders take
+ * turns, so that a slow drift of the machine spreads over all of them.
+ */
+public final class ForkMain {
+
+    private ForkMain() { }
+
+    /**
+     * @param args {@code backend host port fork warmupMillis measureMillis leaseMillis heldLocks seed}
+     * @throws Exception if a workload fails: the fork then exits non-zero
+     */
+    public static void main(String[] args) throws Exception {
+        Backend backend = Backend.of(args[0]);
+        InetSocketAddress server = new InetSocketAddress(args[1], Integer.parseInt(args[2]));
+        int fork = Integer.parseInt(args[3]);
+        BenchConfig config = BenchConfig.builder()
+                .warmup(Duration.ofMillis(Long.parseLong(args[4])))
+                .measure(Duration.ofMillis(Long.parseLong(args[5])))
+                .leaseTime(Duration.ofMillis(Long.parseLong(args[6])))
+                .heldLocks(Integer.parseInt(args[7]))
+                .seed(Long.parseLong(args[8]))
+                .build();
+        String runId = "f" + fork + "-" + Long.toHexString(System.nanoTime());
+        Workloads w = new Workloads(config, s -> System.err.println("[bench] " + backend.title() + " fork " + fork + ": " + s),
+                runId);
+        List<Contender> contenders = backend.contenders(config.leaseTime());
+        try (TcpProxy proxy = TcpProxy.start(server)) {
+            Workloads.RoundTripCounter counter = new Workloads.RoundTripCounter() {
+                @Override
+                public InetSocketAddress address() {
+                    return proxy.address();
+                }
+
+                @Override
+                public long roundTrips() {
+                    return proxy.roundTrips();
+                }
+            };
+            for (Map.Entry<String, Map<Figure, Double>> e : w.uncontended(contenders, server).entrySet()) {
+                print(e.getKey(), e.getValue());
+            }
+            List<Step> steps = new ArrayList<>();
+            steps.add(c -> w.roundTrips(c, counter));
+            steps.add(c -> c.waits() ? w.handoff(c, server, 2) : Map.of());
+            steps.add(c -> c.waits() ? w.handoff(c, server, 16) : Map.of());
+            steps.add(c -> w.throughput(c, server, 1));
+            steps.add(c -> w.throughput(c, server, config.threads()));
+            if (config.heldLocks() > 0) {
+                steps.add(c -> w.held(c, server, counter));
+            }
+            for (Step step : steps) {
+                for (Contender c : contenders) {
+                    print(c.name(), step.run(c));
+                }
+            }
+        }
+        System.exit(0);
+    }
+
+    private static void print(String contender, Map<Figure, Double> figures) {
+        for (Map.Entry<Figure, Double> e : figures.entrySet()) {
+            System.out.println("RESULT\t" + contender + "\t" + e.getKey().name() + "\t"
+                    + String.format(Locale.ROOT, "%.3f", e.getValue()));
+        }
+        System.out.flush();
+    }
+
+    private interface Step {
+        Map<Figure, Double> run(Contender c) throws Exception;
+    }
+}

@@ -1,0 +1,123 @@
+package io.dlock.bench.internal;
+
+import io.dlock.dynamodb.DynamoDbLocal;
+import io.dlock.etcd.EtcdCluster;
+import io.dlock.redis.RedisServer;
+import io.dlock.zookeeper.ZkProcess;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real server on a free loopback port for one backend, started with the launchers the
+ * backends' own tests use, and what it is (version and durability settings) for the report.
+ */
+public final class LocalServer implements AutoCloseable {
+
+    private final InetSocketAddress address;
+    private final String description;
+    private final AutoCloseable process;
+
+    private LocalServer(InetSocketAddress address, String description, AutoCloseable process) {
+        this.address = address;
+        this.description = description;
+        this.process = process;
+    }
+
+    /**
+     * Starts the server of a backend.
+     *
+     * @param backend the backend
+     * @return the running server
+     */
+    public static LocalServer start(Backend backend) {
+        switch (backend) {
+            case REDIS: {
+                RedisServer s = RedisServer.start();
+                return new LocalServer(s.address(), "redis-server " + version("redis-server", "--version")
+                        + "; no persistence (--save '', --appendonly no), so nothing is fsynced", s);
+            }
+            case ZOOKEEPER: {
+                ZkProcess s = ZkProcess.start();
+                return new LocalServer(new InetSocketAddress("127.0.0.1", s.port()), "ZooKeeper "
+                        + org.apache.zookeeper.Version.getFullVersion().replaceAll(",.*", "")
+                        + " standalone in its own JVM, tickTime 200 ms; forceSync on (the default), its data directory in "
+                        + System.getProperty("java.io.tmpdir") + " (" + fsType(System.getProperty("java.io.tmpdir")) + ")", s);
+            }
+            case ETCD: {
+                EtcdCluster s = EtcdCluster.single();
+                return new LocalServer(s.addresses().get(0), "etcd " + version("etcd", "--version")
+                        + " single member; fsync on (the default), its data directory in /dev/shm (tmpfs)", s);
+            }
+            case DYNAMODB: {
+                DynamoDbLocal s = DynamoDbLocal.start();
+                return new LocalServer(s.address(), "DynamoDB Local " + dynamoDbLocalVersion()
+                        + " in its own JVM (C1 only, -Xmx256m), -sharedDb, its sqlite file in /dev/shm (tmpfs)", s);
+            }
+            default:
+                throw new IllegalArgumentException("backend " + backend);
+        }
+    }
+
+    /** @return where clients connect */
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    /** @return the server, its version and its durability settings, for the report */
+    public String description() {
+        return description;
+    }
+
+    @Override
+    public void close() {
+        try {
+            process.close();
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IllegalStateException("could not stop " + description, e);
+        }
+    }
+
+    private static String version(String... command) {
+        try {
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            p.waitFor(10, TimeUnit.SECONDS);
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("v?=?(\\d+\\.\\d+\\.\\d+)").matcher(out);
+            return m.find() ? m.group(1) : "(version unknown)";
+        } catch (IOException e) {
+            return "(version unknown)";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "(version unknown)";
+        }
+    }
+
+    private static String dynamoDbLocalVersion() {
+        Path lib = Path.of(System.getProperty("dlock.dynamodb-local.dir", "target/dynamodb-local"), "lib");
+        try (var files = Files.list(lib)) {
+            return files.map(f -> f.getFileName().toString())
+                    .filter(n -> n.matches("DynamoDBLocal-\\d.*\\.jar"))
+                    .map(n -> n.substring("DynamoDBLocal-".length(), n.length() - ".jar".length()))
+                    .findFirst().orElse("(version unknown)");
+        } catch (IOException e) {
+            return "(version unknown)";
+        }
+    }
+
+    private static String fsType(String dir) {
+        try {
+            return Files.getFileStore(Path.of(dir)).type();
+        } catch (IOException e) {
+            return "file system unknown";
+        }
+    }
+}
