@@ -13,8 +13,8 @@
  * DynamoDB Local or a VPC endpoint), {@code createTable=true} (create the table, on-demand, if it
  * does not exist, and wait up to 60 s until it is active), {@code accessKeyId},
  * {@code secretAccessKey} and {@code sessionToken}, or {@code profile} (else the SDK's default
- * credential chain), {@code renewal=update|transaction} (how many leases are renewed at once, see
- * below). Unknown parameters are rejected. Credentials never appear in messages or logs.
+ * credential chain), {@code renewal=auto|update|transaction} (how many leases are renewed at once,
+ * see below). Unknown parameters are rejected. Credentials never appear in messages or logs.
  *
  * <p>The table has a String partition key {@code name} and no sort key. One item per lock name:
  * {@code name} (the lock name as it is, at most 1,536 bytes of UTF-8, below DynamoDB's 2,048),
@@ -40,10 +40,14 @@
  * {@code dynamodb:DescribeTable} and {@code dynamodb:CreateTable} with {@code createTable=true}.
  * A missing one fails with a {@link io.dlock.LockBackendException} that names it.
  *
- * <p>Renewal: by default each lease is one conditional {@code UpdateItem} per renew interval (one
- * write unit), eight at a time. {@code renewal=transaction} renews up to 100 leases in one
- * {@code TransactWriteItems} (far fewer requests, but twice the write units, and a transaction is
- * cancelled as a whole: the leases of a cancelled one are renewed one by one).
+ * <p>Renewal: {@code renewal=update} renews each lease with one conditional {@code UpdateItem} per
+ * renew interval (one write unit), eight at a time. {@code renewal=transaction} renews up to 100
+ * leases in one {@code TransactWriteItems} (a hundredth of the requests, but twice the write units,
+ * and a transaction is cancelled as a whole: the leases of a cancelled one are renewed one by
+ * one). {@code renewal=auto}, the default, renews fewer than 100 leases due at once by single
+ * updates and more by transactions, so the request rate stays bounded however many locks a client
+ * holds; if the principal may not call {@code TransactWriteItems} it logs one warning and renews
+ * by single updates from then on.
  *
  * <p>Guarantees: {@link io.dlock.Capability#FENCING} and {@link io.dlock.Capability#HOLDER_QUERY}.
  * Waiters are not notified (they poll) and not served in order. The backend does not declare

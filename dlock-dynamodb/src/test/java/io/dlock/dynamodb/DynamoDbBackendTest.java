@@ -406,10 +406,36 @@ class DynamoDbBackendTest {
         }
     }
 
+    @Test
+    void theDefaultRenewsFewLeasesOneByOneAndManyByTransaction() throws Exception {
+        Duration lease = Duration.ofSeconds(30);
+        RequestCounter counter = new RequestCounter();
+        try (DynamoDbLockBackend backend = openBackend(plainUri(), Duration.ofSeconds(5), Ticker.system(),
+                Clock.systemUTC(), b -> b.addExecutionInterceptor(counter))) {
+            List<Held> held = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                AcquireRequest r = request("auto-" + i, lease);
+                AttemptResult g = backend.newAttempt(r).tryOnce();
+                held.add(new Held(r.name(), r.ownerId(), g.fencingToken(), lease, null));
+            }
+            counter.reset();
+            boolean[] few = backend.renew(held.subList(0, 99));
+            assertEquals(99, counter.of("UpdateItem"), "below 100 leases: one update each; " + counter);
+            assertEquals(0, counter.of("TransactWriteItems"), counter.toString());
+            counter.reset();
+            boolean[] many = backend.renew(held);
+            assertEquals(1, counter.of("TransactWriteItems"), "100 leases: one transaction; " + counter);
+            assertEquals(0, counter.of("UpdateItem"), counter.toString());
+            for (int i = 0; i < 100; i++) {
+                assertTrue(many[i] && (i == 99 || few[i]), "lease " + i);
+            }
+        }
+    }
+
     @ParameterizedTest(name = "renewal={0}")
-    @ValueSource(strings = {"update", "transaction"})
+    @ValueSource(strings = {"update", "transaction", "auto"})
     void renewalOfManyLeasesAnswersForEachAndSkipsTheLostOne(String mode) throws Exception {
-        int n = 150; // two transactions of 100 and 50 in transaction mode
+        int n = 150; // two transactions of 100 and 50 in transaction mode, and in auto mode (150 leases >= 100)
         Duration lease = Duration.ofSeconds(30);
         RequestCounter counter = new RequestCounter();
         String uri = plainUri() + "&renewal=" + mode;
@@ -435,6 +461,7 @@ class DynamoDbBackendTest {
             assertNotEquals(rvnBefore, item(server, table, held.get(3).name()).get("rvn").s(), "renewed: a new version");
             if (mode.equals("update")) {
                 assertEquals(n, counter.of("UpdateItem"), counter.toString());
+                assertEquals(0, counter.of("TransactWriteItems"), counter.toString());
             } else {
                 // the first transaction is cancelled by lease 7: its 99 others are renewed one by one
                 assertEquals(2, counter.of("TransactWriteItems"), counter.toString());

@@ -43,6 +43,7 @@ import software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
 import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.awscore.exception.AwsServiceException;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.retry.RetryMode;
 import software.amazon.awssdk.http.SdkHttpClient;
@@ -111,6 +112,11 @@ public final class DynamoDbLockBackend implements LockBackend {
     private final DynamoDbClient client;
     private final Calls calls;
     private final Sightings sightings = new Sightings();
+    /**
+     * Cleared for good when {@code renewal=auto} meets a principal that may not call
+     * TransactWriteItems: renewals are then single updates, as before the default changed.
+     */
+    private volatile boolean transactionsAllowed = true;
 
     private DynamoDbLockBackend(BackendContext context, DynamoDbSettings settings,
                                 Consumer<ClientOverrideConfiguration.Builder> extra) {
@@ -375,8 +381,9 @@ public final class DynamoDbLockBackend implements LockBackend {
 
     /**
      * Renews leases: one conditional UpdateItem per lease, several at once, or transactions of up
-     * to 100 (URI parameter {@code renewal=transaction}) with single updates for the leases of a
-     * cancelled transaction. Bounded by the operation timeout as a whole.
+     * to 100 with single updates for the leases of a cancelled transaction; which one, the URI
+     * parameter {@code renewal} says ({@code auto}, the default: transactions from 100 leases in one
+     * call). Bounded by the operation timeout as a whole.
      *
      * @param locks the leases
      * @return per lease, whether its grant still held the lock and it was renewed
@@ -394,7 +401,7 @@ public final class DynamoDbLockBackend implements LockBackend {
         long deadline = System.nanoTime() + timeout.toNanos();
         boolean[] out = new boolean[locks.size()];
         List<Integer> singles = new ArrayList<>();
-        if (settings.renewal == DynamoDbSettings.Renewal.TRANSACTION) {
+        if (transactionsAllowed && settings.renewal.byTransaction(locks.size())) {
             List<Callable<List<Integer>>> transactions = new ArrayList<>();
             for (int from = 0; from < locks.size(); from += TRANSACTION_MAX) {
                 int start = from;
@@ -488,10 +495,26 @@ public final class DynamoDbLockBackend implements LockBackend {
                     rest.add(i); // not applied because another one failed, or a conflict: try it alone
                 }
             }
+        } catch (AwsServiceException e) {
+            if (settings.renewal == DynamoDbSettings.Renewal.AUTO && isAccessDenied(e)) {
+                // the default must not need a permission the single updates did not: renew one by one from now on
+                transactionsAllowed = false;
+                LOG.warn("dlock: DynamoDB {} denies dynamodb:TransactWriteItems; renewing leases one UpdateItem each "
+                        + "from now on (grant the permission, or set renewal=update to silence this)", settings);
+                for (int i = start; i < end; i++) {
+                    rest.add(i);
+                }
+                return rest;
+            }
+            throw failures.of("renewal of " + (end - start) + " leases", "TransactWriteItems", null, e);
         } catch (SdkException e) {
             throw failures.of("renewal of " + (end - start) + " leases", "TransactWriteItems", null, e);
         }
         return rest;
+    }
+
+    private static boolean isAccessDenied(AwsServiceException e) {
+        return e.awsErrorDetails() != null && "AccessDeniedException".equals(e.awsErrorDetails().errorCode());
     }
 
     /**

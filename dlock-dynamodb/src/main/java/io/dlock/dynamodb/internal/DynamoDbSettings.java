@@ -16,10 +16,23 @@ final class DynamoDbSettings {
 
     /** How renewals of many leases travel. */
     enum Renewal {
-        /** One conditional UpdateItem per lease, several in parallel: the default. */
+        /** One conditional UpdateItem per lease, several in parallel. */
         UPDATE,
         /** TransactWriteItems of up to 100 conditional updates, single updates where one is cancelled. */
-        TRANSACTION
+        TRANSACTION,
+        /**
+         * The default: single updates for a renewal of fewer than {@link #AUTO_TRANSACTION_FROM}
+         * leases, transactions from there on, so that the request rate stays bounded however many
+         * locks a client holds.
+         */
+        AUTO;
+
+        /** From how many leases in one renewal call {@link #AUTO} renews by transaction. */
+        static final int AUTO_TRANSACTION_FROM = 100;
+
+        boolean byTransaction(int leases) {
+            return this == TRANSACTION || (this == AUTO && leases >= AUTO_TRANSACTION_FROM);
+        }
     }
 
     private static final Set<String> KNOWN_PARAMS = Set.of("region", "endpoint", "createTable", "accessKeyId",
@@ -112,13 +125,13 @@ final class DynamoDbSettings {
             throw new IllegalArgumentException("uri parameters profile and accessKeyId exclude each other: choose one "
                     + "source of credentials: '" + shown + "'");
         }
-        Renewal renewal = Renewal.UPDATE;
+        Renewal renewal = Renewal.AUTO;
         String rawRenewal = params.get("renewal");
         if (rawRenewal != null) {
             try {
                 renewal = Renewal.valueOf(rawRenewal.trim().toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("uri parameter renewal must be update or transaction, was '"
+                throw new IllegalArgumentException("uri parameter renewal must be auto, update or transaction, was '"
                         + rawRenewal + "': '" + shown + "'", e);
             }
         }

@@ -159,8 +159,9 @@ final class Failures {
 
     private String neededPermissions() {
         StringBuilder b = new StringBuilder("dynamodb:UpdateItem and dynamodb:GetItem");
-        if (settings.renewal == DynamoDbSettings.Renewal.TRANSACTION) {
-            b.append(", dynamodb:TransactWriteItems (renewal=transaction)");
+        if (settings.renewal != DynamoDbSettings.Renewal.UPDATE) {
+            b.append(", dynamodb:TransactWriteItems (renewal=" + settings.renewal.name().toLowerCase(java.util.Locale.ROOT)
+                    + ")");
         }
         if (settings.createTable) {
             b.append(", dynamodb:DescribeTable and dynamodb:CreateTable (createTable=true)");
