@@ -111,6 +111,7 @@ public final class Comparison {
         }
         cmd.addAll(List.of(java, "-Xms2g", "-Xmx2g",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-Ddlock.bench.only=" + System.getProperty("dlock.bench.only", ""),
                 "-cp", System.getProperty("java.class.path"),
                 ForkMain.class.getName(), b.name(), server.address().getHostString(),
                 Integer.toString(server.address().getPort()), Integer.toString(fork),

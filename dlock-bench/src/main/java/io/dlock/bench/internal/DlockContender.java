@@ -47,7 +47,13 @@ public final class DlockContender implements Contender {
             @Override
             public Held acquire(String key) throws InterruptedException {
                 Lease l = client.lock(key).acquire();
-                return l::release;
+                return () -> {
+                    boolean valid = l.isValid();
+                    l.release();
+                    if (!valid) {
+                        throw new IllegalStateException("the lease of " + key + " was lost before its release");
+                    }
+                };
             }
 
             @Override

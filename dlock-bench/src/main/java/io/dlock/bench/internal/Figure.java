@@ -26,6 +26,8 @@ public enum Figure {
     THROUGHPUT_16("throughput, 1,000 keys, 16 threads", "/s", false),
     /** Requests per second that keep many held locks alive. */
     RENEWAL_RATE("renewal requests while holding N locks", "/s", true),
+    /** Held locks whose release found them lost (expired for want of renewal) after the window. */
+    LOST_WHILE_HELD("held locks lost during the hold", "", true),
     /** Heap retained per held lock. */
     HEAP_PER_LOCK("heap per held lock", "B", true),
     /** Threads one client starts. */

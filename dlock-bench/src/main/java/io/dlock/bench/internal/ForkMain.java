@@ -51,15 +51,21 @@ public final class ForkMain {
                     return proxy.roundTrips();
                 }
             };
-            for (Map.Entry<String, Map<Figure, Double>> e : w.uncontended(contenders, server).entrySet()) {
-                print(e.getKey(), e.getValue());
+            // -Ddlock.bench.only=held: only the held-locks workload (for looking into one figure)
+            boolean onlyHeld = "held".equals(System.getProperty("dlock.bench.only"));
+            if (!onlyHeld) {
+                for (Map.Entry<String, Map<Figure, Double>> e : w.uncontended(contenders, server).entrySet()) {
+                    print(e.getKey(), e.getValue());
+                }
             }
             List<Step> steps = new ArrayList<>();
-            steps.add(c -> w.roundTrips(c, counter));
-            steps.add(c -> c.waits() ? w.handoff(c, server, 2) : Map.of());
-            steps.add(c -> c.waits() ? w.handoff(c, server, 16) : Map.of());
-            steps.add(c -> w.throughput(c, server, 1));
-            steps.add(c -> w.throughput(c, server, config.threads()));
+            if (!onlyHeld) {
+                steps.add(c -> w.roundTrips(c, counter));
+                steps.add(c -> c.waits() ? w.handoff(c, server, 2) : Map.of());
+                steps.add(c -> c.waits() ? w.handoff(c, server, 16) : Map.of());
+                steps.add(c -> w.throughput(c, server, 1));
+                steps.add(c -> w.throughput(c, server, config.threads()));
+            }
             if (config.heldLocks() > 0) {
                 steps.add(c -> w.held(c, server, counter));
             }

@@ -7,6 +7,8 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -303,21 +305,31 @@ public final class Workloads {
         progress.accept(c.name() + ": holding " + n + " locks");
         Map<Figure, Double> out = new EnumMap<>(Figure.class);
         MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
-        int threadsBefore = liveThreads();
+        Set<Thread> threadsBefore = liveThreads();
         int workers = 16;
+        CyclicBarrier warmed = new CyclicBarrier(workers + 1);
+        CyclicBarrier go = new CyclicBarrier(workers + 1);
         CyclicBarrier acquired = new CyclicBarrier(workers + 1);
         CyclicBarrier release = new CyclicBarrier(workers + 1);
         AtomicReference<Throwable> failure = new AtomicReference<>();
+        AtomicLong lost = new AtomicLong();
         try (Contender.Session s = c.connect(counter == null ? server : counter.address(), config.leaseTime())) {
-            s.acquire("bench-l-" + runId + "-warm").release();
-            int threadsClient = liveThreads();
-            long heapBefore = usedHeapAfterGc(memory);
             List<Thread> threads = new ArrayList<>();
             for (int w = 0; w < workers; w++) {
                 int first = w;
                 Thread t = new Thread(() -> {
                     List<Contender.Held> mine = new ArrayList<>();
                     try {
+                        // one cycle each first, so that pools sized by concurrency have grown before the count
+                        s.acquire("bench-l-" + runId + "-warm-" + first).release();
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                        warmed.reset(); // the main thread and the other workers stop waiting, and fail
+                        return;
+                    }
+                    try {
+                        warmed.await();
+                        go.await();
                         for (int i = first; i < n && failure.get() == null; i += workers) {
                             mine.add(s.acquire("bench-l-" + runId + "-" + i));
                         }
@@ -328,7 +340,11 @@ public final class Workloads {
                         acquired.await();
                         release.await();
                         for (Contender.Held h : mine) {
-                            h.release();
+                            try {
+                                h.release();
+                            } catch (Exception e) {
+                                lost.incrementAndGet(); // expired while held: the library did not keep it alive
+                            }
                         }
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
@@ -341,15 +357,23 @@ public final class Workloads {
                 threads.add(t);
                 t.start();
             }
+            warmed.await(10, TimeUnit.MINUTES);
+            Set<Thread> threadsClient = liveThreads();
+            long heapBefore = usedHeapAfterGc(memory);
+            go.await();
             acquired.await(10, TimeUnit.MINUTES);
             if (failure.get() != null) {
                 release.await();
                 throw new IllegalStateException(c.name() + ": taking " + n + " locks failed", failure.get());
             }
-            int threadsHeld = liveThreads();
+            Set<Thread> threadsHeld = liveThreads();
             long heapHeld = usedHeapAfterGc(memory);
-            out.put(Figure.CLIENT_THREADS, (double) (threadsClient - threadsBefore));
-            out.put(Figure.THREADS_FOR_HELD, (double) Math.max(0, threadsHeld - threadsClient));
+            threadsClient.removeAll(threadsBefore);
+            threadsHeld.removeAll(threadsBefore);
+            int clientThreads = threadsClient.size();
+            threadsHeld.removeAll(threadsClient);
+            out.put(Figure.CLIENT_THREADS, (double) clientThreads);
+            out.put(Figure.THREADS_FOR_HELD, (double) threadsHeld.size());
             out.put(Figure.HEAP_PER_LOCK, n == 0 ? Double.NaN : Math.max(0, heapHeld - heapBefore) / (double) n);
             if (counter != null && c.renews()) {
                 // one renewal period to reach the steady state, then count
@@ -366,6 +390,9 @@ public final class Workloads {
             }
             if (failure.get() != null) {
                 throw new IllegalStateException(c.name() + ": releasing " + n + " locks failed", failure.get());
+            }
+            if (c.renews()) {
+                out.put(Figure.LOST_WHILE_HELD, (double) lost.get());
             }
         }
         return out;
@@ -388,14 +415,14 @@ public final class Workloads {
     }
 
     /** Live threads, without the benchmark's own (its workers and the counting proxy's). */
-    private static int liveThreads() {
-        int n = 0;
+    private static Set<Thread> liveThreads() {
+        Set<Thread> live = new HashSet<>();
         for (Thread t : Thread.getAllStackTraces().keySet()) {
             if (t.isAlive() && !t.getName().startsWith("bench-") && !t.getName().startsWith("dlock-tck-proxy")) {
-                n++;
+                live.add(t);
             }
         }
-        return n;
+        return live;
     }
 
     private static long usedHeapAfterGc(MemoryMXBean memory) throws InterruptedException {

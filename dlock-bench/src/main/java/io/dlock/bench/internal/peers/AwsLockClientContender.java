@@ -63,7 +63,11 @@ public final class AwsLockClientContender implements Contender {
                         .withRefreshPeriod(20L)
                         .withAdditionalTimeToWaitForLock(TimeUnit.MINUTES.toMillis(5))
                         .build());
-                return () -> locks.releaseLock(item);
+                return () -> {
+                    if (!locks.releaseLock(item)) {
+                        throw new IllegalStateException("the lock " + key + " was no longer this client's at its release");
+                    }
+                };
             }
 
             @Override
