@@ -13,7 +13,7 @@ import picocli.CommandLine.Option;
 
 /**
  * The {@code dlock} command: distributed locks with fencing tokens from the shell. Subcommands
- * {@code demo}, {@code exec}, {@code elect}, {@code status} and {@code tck}; exit statuses in
+ * {@code demo}, {@code exec}, {@code elect}, {@code status}, {@code tck} and {@code bench}; exit statuses in
  * {@link ExitCodes}.
  */
 @Command(name = "dlock", mixinStandardHelpOptions = true, usageHelpAutoWidth = true, versionProvider = Main.Version.class,
@@ -24,7 +24,7 @@ import picocli.CommandLine.Option;
                     + "or read the DLOCK_URI environment variable.",
             ""},
         subcommands = {DemoCommand.class, ExecCommand.class, ElectCommand.class, StatusCommand.class,
-            TckCommand.class, CommandLine.HelpCommand.class},
+            TckCommand.class, BenchCommand.class, CommandLine.HelpCommand.class},
         footer = {"", "URIs:",
             "  redis://[user:password@]host:port[/db]        rediss:// for TLS",
             "  zookeeper://host:port[,host:port...][/chroot][?sessionTimeout=PT30S]",
@@ -48,7 +48,7 @@ public final class Main implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "a command is needed: demo, exec, elect, status or tck");
+        throw new CommandLine.ParameterException(spec.commandLine(), "a command is needed: demo, exec, elect, status, tck or bench");
     }
 
     /**

@@ -92,7 +92,7 @@ class CliTest {
     void helpListsTheCommandsAndTheExitStatuses() throws Exception {
         CliProcess help = CliProcess.run(dir, PROMPT, "--help");
         assertEquals(0, help.exitCode(PROMPT), help.describe());
-        for (String word : List.of("demo", "exec", "elect", "status", "tck", "Exit status:", "DLOCK_URI")) {
+        for (String word : List.of("demo", "exec", "elect", "status", "tck", "bench", "Exit status:", "DLOCK_URI")) {
             assertTrue(help.stdout().contains(word), "--help mentions " + word + "\n" + help.describe());
         }
         CliProcess exec = CliProcess.run(dir, PROMPT, "exec", "--help");
@@ -123,6 +123,24 @@ class CliTest {
         CliProcess noCommand = CliProcess.run(dir, PROMPT, "exec", "--uri", uri, "--name", "x");
         assertEquals(ExitCodes.USAGE, noCommand.exitCode(PROMPT), noCommand.describe());
         assertTrue(noCommand.stderr().contains("CMD"), noCommand.describe());
+    }
+
+    @Test
+    void benchMeasuresEveryWorkloadAgainstTheBackendAndRejectsBadSizes() throws Exception {
+        // short runs: this checks that every workload runs against a real server and prints a figure, not speed
+        Duration limit = Duration.ofSeconds(120);
+        CliProcess p = CliProcess.run(dir, limit, "bench", "--uri", uri, "--lease", "2s", "--warmup", "100ms",
+                "--measure", "300ms", "--held", "50", "--threads", "4", "--keys", "20");
+        assertEquals(0, p.exitCode(limit), p.describe());
+        for (String figure : List.of("uncontended acquire+release p50 (µs)", "hand-off, 16 waiters, p99 (µs)",
+                "throughput, 20 keys, 4 threads (/s)", "heap per held lock (B)", "held locks lost during the hold")) {
+            String row = p.stdout().lines().filter(l -> l.startsWith(figure)).findFirst().orElse(null);
+            assertTrue(row != null && row.substring(figure.length()).trim().matches("[0-9][0-9,.]*"),
+                    "a number for " + figure + "\n" + p.describe());
+        }
+        CliProcess shortLease = CliProcess.run(dir, PROMPT, "bench", "--uri", uri, "--lease", "1s");
+        assertEquals(ExitCodes.USAGE, shortLease.exitCode(PROMPT), shortLease.describe());
+        assertTrue(shortLease.stderr().contains("leaseTime must be at least 2 s"), shortLease.describe());
     }
 
     @Test

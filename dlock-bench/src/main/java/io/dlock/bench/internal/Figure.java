@@ -1,5 +1,6 @@
 package io.dlock.bench.internal;
 
+import io.dlock.bench.BenchConfig;
 import java.util.Locale;
 
 /** Every figure the benchmark reports, with its unit and whether lower is better. */
@@ -21,9 +22,9 @@ public enum Figure {
     /** Share of grants under contention (16 waiters) that went to another client than the last holder. */
     HANDOFF_16_SHARE("grants to another client, 16 waiters", "%", false),
     /** Acquire+release cycles per second over 1,000 keys, 1 thread. */
-    THROUGHPUT_1("throughput, 1,000 keys, 1 thread", "/s", false),
+    THROUGHPUT_1("throughput, K keys, 1 thread", "/s", false),
     /** Same with 16 threads sharing one client. */
-    THROUGHPUT_16("throughput, 1,000 keys, 16 threads", "/s", false),
+    THROUGHPUT_16("throughput, K keys, T threads", "/s", false),
     /** Requests per second that keep many held locks alive. */
     RENEWAL_RATE("renewal requests while holding N locks", "/s", true),
     /** Held locks whose release found them lost (expired for want of renewal) after the window. */
@@ -46,11 +47,13 @@ public enum Figure {
     }
 
     /**
-     * @param heldLocks the N of the held-locks figures
+     * @param config the run's sizes: the N of held locks, the K keys and T threads of throughput
      * @return the label, with its unit
      */
-    public String label(int heldLocks) {
-        String l = label.replace("N", String.format(Locale.ROOT, "%,d", heldLocks));
+    public String label(BenchConfig config) {
+        String l = label.replace("N", String.format(Locale.ROOT, "%,d", config.heldLocks()))
+                .replace("K", String.format(Locale.ROOT, "%,d", config.keys()))
+                .replace("T", Integer.toString(config.threads()));
         return unit.isEmpty() ? l : l + " (" + unit + ")";
     }
 

@@ -81,7 +81,7 @@ final class ReportWriter {
                 continue;
             }
             double fl = report.value(b, floor, f);
-            md.append("| ").append(f.label(config.heldLocks())).append(" |");
+            md.append("| ").append(f.label(config)).append(" |");
             for (String n : names) {
                 double v = report.value(b, n, f);
                 md.append(' ').append(f.format(v));
@@ -114,7 +114,7 @@ final class ReportWriter {
         if (b.handoffTarget()) {
             for (Figure h : new Figure[] {Figure.HANDOFF_2_P50, Figure.HANDOFF_16_P50}) {
                 double v = report.value(b, dlock, h);
-                out.add(row(b.title() + ": " + h.label(0).replace(" (µs)", "") + " ≤ 2× dlock's uncontended cycle", v / cycle,
+                out.add(row(b.title() + ": " + h.label(config).replace(" (µs)", "") + " ≤ 2× dlock's uncontended cycle", v / cycle,
                         f(v) + " vs " + f(cycle) + " µs", v / cycle <= 2.0));
             }
         }
