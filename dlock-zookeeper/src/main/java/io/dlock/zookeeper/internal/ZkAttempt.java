@@ -6,6 +6,7 @@ import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -23,7 +24,9 @@ import org.slf4j.LoggerFactory;
 /**
  * One acquisition: a place in the lock's queue. The first {@link #tryOnce()} creates the
  * ephemeral sequential node (its creation zxid, read from the create's answer, is the token if it
- * wins); every call then lists the queue and grants if the node is first. {@link #awaitTurn}
+ * wins) and lists the queue in the same round trip (the listing is sent right behind the create;
+ * see {@code createAndList}); later calls list the queue after a pipelined {@code sync}, also one
+ * round trip. A call grants if our node is first. {@link #awaitTurn}
  * watches only the immediate predecessor, so a release wakes one waiter, not the herd.
  * {@link #abandon()} deletes the node. Used by one thread at a time.
  *
@@ -70,8 +73,7 @@ final class ZkAttempt implements AcquireAttempt {
         long deadline = b.calls.deadline();
         List<String> children;
         if (path == null) {
-            create(deadline);
-            children = list(deadline, false);
+            children = createAndList(deadline);
         } else {
             try {
                 children = list(deadline, true);
@@ -91,8 +93,7 @@ final class ZkAttempt implements AcquireAttempt {
                 // our node is gone: the session that owned it ended; queue again
                 LOG.debug("dlock: lock node {} vanished (session ended); queueing again", path);
                 path = null;
-                create(deadline);
-                children = list(deadline, false);
+                children = createAndList(deadline);
             }
         }
         String mine = ZkBackend.nodeOf(path);
@@ -129,42 +130,126 @@ final class ZkAttempt implements AcquireAttempt {
         return AttemptResult.busy();
     }
 
-    private void create(long deadline) {
+    /**
+     * Creates our node and lists the queue in one round trip: the create and the {@code getChildren}
+     * are sent back to back without waiting. ZooKeeper runs one session's requests in the order they
+     * were sent, and a server answers a read of a session only after it has applied that session's
+     * earlier writes, so the listing normally shows our new node, as a listing sent after the
+     * create's answer would. Where it does not (Curator held the create back across a reconnection,
+     * so the listing overtook it), the queue is listed again.
+     *
+     * <p>A create that fails with {@code NONODE} (the per-name parent does not exist: a name never
+     * used, or a container the server removed once its last node was gone) is sent again with a
+     * create of every missing ancestor in front of it (container nodes; {@code NODEEXISTS} is fine),
+     * again in one round trip. A create that gets no answer, or a connection-loss answer, may
+     * still have landed: {@link #abandon()} then has the parent swept for our owner id.
+     *
+     * @return the children of the parent, our node among them
+     */
+    private List<String> createAndList(long deadline) {
         String name = request.name();
         byte[] data = request.ownerId().getBytes(StandardCharsets.UTF_8);
-        CompletableFuture<CuratorEvent> f = b.calls.start(cb -> b.cf.create()
-                .creatingParentContainersIfNeeded()
-                .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
-                .inBackground(cb)
-                .forPath(parent + "/" + nodePrefix, data));
-        CuratorEvent e;
-        try {
-            e = b.calls.await(f, deadline, "create", name);
-        } catch (LockBackendException ex) {
-            createUncertain = true;
-            throw ex;
-        }
-        KeeperException.Code code = Calls.code(e);
-        if (code != KeeperException.Code.OK) {
-            if (code != KeeperException.Code.NONODE && code != KeeperException.Code.NOAUTH
-                    && code != KeeperException.Code.INVALIDACL && code != KeeperException.Code.BADARGUMENTS) {
+        String nodePath = parent + "/" + nodePrefix;
+        List<CompletableFuture<CuratorEvent>> ancestors = List.of();
+        for (int round = 0; ; round++) {
+            CompletableFuture<CuratorEvent> created = b.calls.start(cb -> b.cf.create()
+                    .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                    .inBackground(cb)
+                    .forPath(nodePath, data));
+            CompletableFuture<CuratorEvent> listed = b.calls.start(cb -> b.cf.getChildren().inBackground(cb).forPath(parent));
+            CuratorEvent e;
+            try {
+                e = b.calls.await(created, deadline, "create", name);
+            } catch (LockBackendException ex) {
                 createUncertain = true;
+                b.calls.forget(listed);
+                forgetAll(ancestors);
+                throw ex;
             }
-            throw Calls.failure("create", name, code);
-        }
-        String created = e.getName() != null ? e.getName() : e.getPath();
-        Stat stat = e.getStat();
-        path = parent + "/" + ZkBackend.nodeOf(created);
-        if (stat != null && stat.getCzxid() > 0) {
-            czxid = stat.getCzxid();
-        } else {
-            CuratorEvent exists = b.calls.awaitOk(b.calls.start(cb -> b.cf.checkExists().inBackground(cb).forPath(path)),
-                    deadline, "read of the new lock node", name);
-            if (exists.getStat() == null) {
-                throw new LockBackendException("the new lock node vanished at once", name, null);
+            KeeperException.Code code = Calls.code(e);
+            if (code == KeeperException.Code.NONODE) {
+                // nothing was created; the listing (NONODE too) tells nothing
+                b.calls.forget(listed);
+                KeeperException.Code why = ancestorFailure(ancestors, deadline);
+                if (why != null) {
+                    throw Calls.failure("create", name, why);
+                }
+                if (round >= 3) {
+                    throw new LockBackendException("ZooKeeper create failed: NONODE (the lock's parent node "
+                            + parent + " vanished " + (round + 1) + " times in a row)", name, null);
+                }
+                ancestors = createAncestors();
+                continue;
             }
-            czxid = exists.getStat().getCzxid();
+            forgetAll(ancestors); // answered before the create was: nothing more to learn from them
+            if (code != KeeperException.Code.OK) {
+                b.calls.forget(listed);
+                if (code != KeeperException.Code.NOAUTH && code != KeeperException.Code.INVALIDACL
+                        && code != KeeperException.Code.BADARGUMENTS) {
+                    createUncertain = true;
+                }
+                throw Calls.failure("create", name, code);
+            }
+            String createdName = e.getName() != null ? e.getName() : e.getPath();
+            path = parent + "/" + ZkBackend.nodeOf(createdName);
+            Stat stat = e.getStat();
+            if (stat != null && stat.getCzxid() > 0) {
+                czxid = stat.getCzxid();
+            } else {
+                b.calls.forget(listed);
+                CuratorEvent exists = b.calls.awaitOk(b.calls.start(cb -> b.cf.checkExists().inBackground(cb).forPath(path)),
+                        deadline, "read of the new lock node", name);
+                if (exists.getStat() == null) {
+                    throw new LockBackendException("the new lock node vanished at once", name, null);
+                }
+                czxid = exists.getStat().getCzxid();
+                return list(deadline, false);
+            }
+            List<String> children = answer(listed, deadline);
+            if (!children.contains(ZkBackend.nodeOf(path))) {
+                // the listing overtook the create (see above): list again, now that the create was answered
+                children = list(deadline, false);
+            }
+            return children;
         }
+    }
+
+    /**
+     * Sends a create of every ancestor of the parent, top down, as container nodes (the server
+     * removes them once they are empty), without waiting: the next create queues behind them.
+     */
+    private List<CompletableFuture<CuratorEvent>> createAncestors() {
+        List<CompletableFuture<CuratorEvent>> out = new ArrayList<>();
+        for (int i = parent.indexOf('/', 1); ; i = parent.indexOf('/', i + 1)) {
+            String p = i < 0 ? parent : parent.substring(0, i);
+            out.add(b.calls.start(cb -> b.cf.create().withMode(CreateMode.CONTAINER).inBackground(cb).forPath(p)));
+            if (i < 0) {
+                return out;
+            }
+        }
+    }
+
+    private void forgetAll(List<CompletableFuture<CuratorEvent>> futures) {
+        for (CompletableFuture<CuratorEvent> f : futures) {
+            b.calls.forget(f);
+        }
+    }
+
+    /** @return the first failure among ancestor creates other than NODEEXISTS, or null */
+    private KeeperException.Code ancestorFailure(List<CompletableFuture<CuratorEvent>> ancestors, long deadline) {
+        KeeperException.Code failure = null;
+        for (CompletableFuture<CuratorEvent> f : ancestors) {
+            if (failure != null) {
+                b.calls.forget(f);
+                continue;
+            }
+            KeeperException.Code code = Calls.code(b.calls.await(f, deadline, "create of a parent node", request.name()));
+            if (code != KeeperException.Code.OK && code != KeeperException.Code.NODEEXISTS
+                    && code != KeeperException.Code.NONODE) {
+                failure = code;
+            }
+        }
+        return failure;
     }
 
     /** Lists the queue; after a {@code sync} when {@code fresh}, so the answer is not behind the leader. */
@@ -173,11 +258,24 @@ final class ZkAttempt implements AcquireAttempt {
         CompletableFuture<CuratorEvent> sync = fresh ? b.calls.start(cb -> b.cf.sync().inBackground(cb).forPath(parent)) : null;
         CompletableFuture<CuratorEvent> f = b.calls.start(cb -> b.cf.getChildren().inBackground(cb).forPath(parent));
         if (sync != null) {
-            KeeperException.Code code = Calls.code(b.calls.await(sync, deadline, "sync", name));
+            KeeperException.Code code;
+            try {
+                code = Calls.code(b.calls.await(sync, deadline, "sync", name));
+            } catch (LockBackendException e) {
+                b.calls.forget(f);
+                throw e;
+            }
             if (code != KeeperException.Code.OK && code != KeeperException.Code.NONODE) {
+                b.calls.forget(f);
                 throw Calls.failure("sync", name, code);
             }
         }
+        return answer(f, deadline);
+    }
+
+    /** Waits for a listing's answer; an absent parent is an empty queue. */
+    private List<String> answer(CompletableFuture<CuratorEvent> f, long deadline) {
+        String name = request.name();
         CuratorEvent e = b.calls.await(f, deadline, "listing", name);
         KeeperException.Code code = Calls.code(e);
         if (code == KeeperException.Code.NONODE) {

@@ -57,9 +57,10 @@ import org.slf4j.LoggerFactory;
  * <p>Validity: a grant or renewal counts from the moment its request was sent, and every grant
  * or renewal got an answer from the server in this session, which the server keeps alive at least
  * a session timeout after that; leases are at most a session timeout long, so a holder's validity
- * ends before the server could expire the session and hand the lock on. A renewal pipelines a
- * {@code sync}, which the leader answers, so a follower cut off from the leader cannot vouch for a
- * session the leader may be expiring. Deployments should keep {@code syncLimit × tickTime} below
+ * ends before the server could expire the session and hand the lock on. A renewal is one
+ * {@code sync} per call, whatever the number of locks (see {@link #renew}), which the leader
+ * answers, so a follower cut off from the leader cannot vouch for a session the leader may be
+ * expiring. Deployments should keep {@code syncLimit × tickTime} below
  * the session timeout, so that such a follower drops its clients (suspending their leases) before
  * the leader can expire them.
  *
@@ -338,9 +339,26 @@ public final class ZkBackend implements LockBackend {
     }
 
     /**
-     * One round trip: a {@code sync} (which the leader answers only for a live session, and which
-     * keeps a follower cut off from its leader from vouching for us) pipelined with an
-     * {@code exists} per node; a node that is gone, or is not the one granted, is not renewed.
+     * One round trip, and one request per call however many locks it renews: a {@code sync}.
+     *
+     * <p>The lease is the session, so nothing per lock needs refreshing; but the core counts the
+     * renewed validity from the moment this call started, so the call must prove that the server
+     * heard from the session after that moment, and only an answer to a request sent now does
+     * that. The session's own pings cannot stand in for it: they are sent only after a third of
+     * the session timeout of silence, and nothing tells when the last one was sent. A
+     * {@code sync} is the cheapest such request that the leader answers (it needs no read of any
+     * node), so a follower cut off from its leader cannot vouch for a session the leader may be
+     * expiring. Sending it per call, not per lock, costs {@code ⌈held / 256⌉} requests per
+     * renewal interval (the core renews at most 256 leases per call).
+     *
+     * <p>A grant's node could still be deleted by someone else (an administrator, or another
+     * client where no credentials protect the nodes). The first renewal of a grant therefore reads
+     * its node with a watch, pipelined behind the {@code sync} (same round trip); the watch marks
+     * the grant gone when the node is deleted, and every later renewal just looks at that mark. A
+     * deletion the server ran before the {@code sync} is known by the time the {@code sync} is
+     * answered: ZooKeeper delivers a session's watch events and answers in the order they
+     * happened, on one event thread. A node that is gone, or is not the granted one (different
+     * creation zxid), or a grant from before a suspension, is reported not renewed.
      */
     @Override
     public boolean[] renew(List<? extends HeldLock> locks) {
@@ -353,45 +371,68 @@ public final class ZkBackend implements LockBackend {
         long deadline = calls.deadline();
         long currentEpoch = epoch();
         CompletableFuture<CuratorEvent> sync = calls.start(cb -> cf.sync().inBackground(cb).forPath("/"));
-        List<CompletableFuture<CuratorEvent>> checks = new ArrayList<>(n);
-        for (HeldLock lock : locks) {
-            ZkGrant g = lock.backendState() instanceof ZkGrant ? (ZkGrant) lock.backendState() : null;
-            if (g == null || g.epoch != currentEpoch) {
-                checks.add(null);
-            } else {
-                checks.add(calls.start(cb -> cf.checkExists().inBackground(cb).forPath(g.path)));
+        List<CompletableFuture<CuratorEvent>> checks = null;
+        for (int i = 0; i < n; i++) {
+            ZkGrant g = grantOf(locks.get(i));
+            if (g != null && g.epoch == currentEpoch && !g.watched && !g.gone) {
+                if (checks == null) {
+                    checks = new ArrayList<>(Collections.nCopies(n, null));
+                }
+                // getData, not exists: on a node that is gone already it leaves no watch behind
+                checks.set(i, calls.start(cb -> cf.getData().usingWatcher(g).inBackground(cb).forPath(g.path)));
             }
         }
-        calls.awaitOk(sync, deadline, "sync", n == 1 ? locks.get(0).name() : null);
-        for (int i = 0; i < n; i++) {
-            HeldLock lock = locks.get(i);
-            CompletableFuture<CuratorEvent> check = checks.get(i);
-            if (check == null) {
-                // granted before a suspension: reported lost then, or it raced with the report
-                context.events().leaseLost(lock, LostReason.SESSION_LOST);
-                out[i] = false;
-                continue;
+        try {
+            calls.awaitOk(sync, deadline, "sync", n == 1 ? locks.get(0).name() : null);
+            for (int i = 0; i < n; i++) {
+                HeldLock lock = locks.get(i);
+                ZkGrant g = grantOf(lock);
+                if (g == null || g.epoch != currentEpoch) {
+                    // granted before a suspension: reported lost then, or it raced with the report
+                    context.events().leaseLost(lock, LostReason.SESSION_LOST);
+                    out[i] = false;
+                    continue;
+                }
+                CompletableFuture<CuratorEvent> check = checks == null ? null : checks.get(i);
+                if (check == null) {
+                    out[i] = !g.gone;
+                    continue;
+                }
+                CuratorEvent e = calls.await(check, deadline, "renewal check", lock.name());
+                checks.set(i, null);
+                KeeperException.Code code = Calls.code(e);
+                if (code == KeeperException.Code.OK) {
+                    Stat stat = e.getStat();
+                    out[i] = stat != null && stat.getCzxid() == g.czxid && !g.gone;
+                    g.watched = true;
+                } else if (code == KeeperException.Code.NONODE) {
+                    out[i] = false;
+                } else {
+                    throw Calls.failure("renewal check", lock.name(), code);
+                }
             }
-            ZkGrant g = (ZkGrant) lock.backendState();
-            CuratorEvent e = calls.await(check, deadline, "renewal check", lock.name());
-            KeeperException.Code code = Calls.code(e);
-            if (code == KeeperException.Code.OK) {
-                Stat stat = e.getStat();
-                out[i] = stat != null && stat.getCzxid() == g.czxid;
-            } else if (code == KeeperException.Code.NONODE) {
-                out[i] = false;
-            } else {
-                throw Calls.failure("renewal check", lock.name(), code);
+        } finally {
+            if (checks != null) {
+                for (CompletableFuture<CuratorEvent> f : checks) {
+                    if (f != null) {
+                        calls.forget(f);
+                    }
+                }
             }
         }
         synchronized (stateLock) {
             for (int i = 0; i < n; i++) {
-                if (!out[i] && locks.get(i).backendState() instanceof ZkGrant) {
-                    granted.remove(((ZkGrant) locks.get(i).backendState()).path); // the core will not release it
+                ZkGrant g = grantOf(locks.get(i));
+                if (!out[i] && g != null) {
+                    granted.remove(g.path); // the core will not release it
                 }
             }
         }
         return out;
+    }
+
+    private static ZkGrant grantOf(HeldLock lock) {
+        return lock.backendState() instanceof ZkGrant ? (ZkGrant) lock.backendState() : null;
     }
 
     /** Deletes the grant's own node (its path holds the owner id, so it is never another grant's). */
