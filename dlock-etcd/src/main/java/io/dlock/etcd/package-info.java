@@ -15,10 +15,12 @@
  * {@code keyFile} (a PEM client certificate and its PKCS#8 key, for servers that check clients).
  * Unknown parameters are rejected. Encode special characters of the password with {@code %XX}.
  *
- * <p>What the backend keeps in etcd, for a prefix {@code P}: one key
- * {@code P locks/NAME/OWNER} per acquisition, held or queued, whose value is the owner id and
- * whose lease is one of the client's etcd leases ({@code NAME} is the lock name with every UTF-8
- * byte outside {@code [A-Za-z0-9_-]} written as {@code %XX}). The key with the lowest create
+ * <p>What the backend keeps in etcd, for a prefix {@code P}: one key per acquisition, held or
+ * queued, whose value is the acquisition's owner id and whose lease is one of the client's etcd
+ * leases: {@code P locks/NAME/CLIENT}, the client's key of the name that its acquisitions put again
+ * one after another, or {@code P locks/NAME/OWNER} for an acquisition that overlaps another of the
+ * same client ({@code NAME} is the lock name with every UTF-8 byte outside {@code [A-Za-z0-9_-]}
+ * written as {@code %XX}; {@code CLIENT} is random per client). The key with the lowest create
  * revision holds the lock, and that revision is the fencing token; the others wait, each for the
  * deletion of the key just before it. A client keeps one etcd lease per distinct TTL (the lease
  * time rounded up to whole seconds), so renewing any number of locks costs one keep-alive per

@@ -28,8 +28,10 @@ import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
 import io.dlock.spi.LockBackend;
+import io.dlock.tck.TcpProxy;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -110,8 +112,10 @@ class EtcdBackendTest {
         List<KeyValue> keys = keysOf(admin, name);
         assertEquals(1, keys.size(), "one key for one held lock");
         KeyValue kv = keys.get(0);
-        assertEquals("dlock/locks/" + io.dlock.etcd.internal.KeysAccess.encode(name) + "/" + first.ownerId(),
-                utf8(kv.getKey()), "key = prefix locks/ENCODED_NAME/OWNER");
+        String key = utf8(kv.getKey());
+        String namePart = "dlock/locks/" + io.dlock.etcd.internal.KeysAccess.encode(name) + "/";
+        assertTrue(key.startsWith(namePart) && key.substring(namePart.length()).matches("c[0-9a-f]{32}"),
+                "key = prefix locks/ENCODED_NAME/CLIENT_KEY_ID, was " + key);
         assertFalse(utf8(kv.getKey()).substring("dlock/locks/".length()).contains(" "), "the name is encoded");
         assertEquals(first.ownerId(), utf8(kv.getValue()), "the value is the owner id");
         assertEquals(first.fencingToken(), kv.getCreateRevision(), "the token is the key's create revision");
@@ -126,8 +130,149 @@ class EtcdBackendTest {
         assertTrue(keysOf(admin, name).isEmpty(), "release deletes the key");
         Lease again = c.lock(name).tryAcquire().orElseThrow();
         assertTrue(again.fencingToken() > second.fencingToken(), "a new grant has a newer revision");
+        KeyValue againKv = keysOf(admin, name).get(0);
+        assertEquals(key, utf8(againKv.getKey()), "the client's next acquisition of the name puts the same key again");
+        assertEquals(again.ownerId(), utf8(againKv.getValue()), "with its own owner id");
+        assertEquals(again.fencingToken(), againKv.getCreateRevision(), "and a new create revision");
         again.release();
         second.release();
+    }
+
+    @Test
+    void anUncontendedAcquireAndReleaseCostTwoRoundTrips() throws Exception {
+        // one transaction (put the key, read the queue) and one guarded delete; the lease refresh
+        // that a grant sometimes sends goes along with the transaction, not after it
+        try (TcpProxy proxy = TcpProxy.start(etcd.member(0).address())) {
+            InetSocketAddress a = proxy.address();
+            LockClient c = LockClient.open(LockClientConfig.builder("etcd://" + a.getHostString() + ":" + a.getPort())
+                    .operationTimeout(TIMEOUT).defaultLockOptions(LockOptions.builder().leaseTime(LEASE).build())
+                    .build());
+            toClose.add(c);
+            io.dlock.DistributedLock lock = c.lock(name("round-trips"));
+            for (int i = 0; i < 10; i++) {
+                lock.acquire().release();
+            }
+            TestTiming.sleep(200);
+            int cycles = 100;
+            long before = proxy.roundTrips();
+            for (int i = 0; i < cycles; i++) {
+                lock.acquire().release();
+            }
+            TestTiming.sleep(200);
+            double perCycle = (proxy.roundTrips() - before) / (double) cycles;
+            double floor = rawFloorRoundTrips(cycles);
+            System.out.println("[dlock-etcd] round trips per uncontended acquire+release: " + perCycle
+                    + "; a plain jetcd client's put-if-absent + delete: " + floor);
+            // 2 requests as the floor's; the proxy also counts HTTP/2 pings and window updates, and
+            // the background keep-alive (every 667 ms) and an occasional refresh sent with a grant
+            assertTrue(perCycle >= 2 && perCycle < floor + 0.3, perCycle + " round trips per cycle, floor " + floor);
+        }
+    }
+
+    /** @return the round trips per cycle of the least a lock can send: put-if-absent with a lease, delete */
+    private double rawFloorRoundTrips(int cycles) throws Exception {
+        try (TcpProxy proxy = TcpProxy.start(etcd.member(0).address());
+             Client raw = Client.builder().endpoints("http://" + proxy.address().getHostString() + ":"
+                     + proxy.address().getPort()).build()) {
+            long lease = raw.getLeaseClient().grant(60).get(10, TimeUnit.SECONDS).getID();
+            io.etcd.jetcd.ByteSequence key = io.etcd.jetcd.ByteSequence.from(name("floor"),
+                    java.nio.charset.StandardCharsets.UTF_8);
+            Runnable cycle = () -> {
+                try {
+                    raw.getKVClient().txn()
+                            .If(new io.etcd.jetcd.op.Cmp(key, io.etcd.jetcd.op.Cmp.Op.EQUAL,
+                                    io.etcd.jetcd.op.CmpTarget.createRevision(0)))
+                            .Then(io.etcd.jetcd.op.Op.put(key, key,
+                                    io.etcd.jetcd.options.PutOption.builder().withLeaseId(lease).build()))
+                            .commit().get(10, TimeUnit.SECONDS);
+                    raw.getKVClient().delete(key).get(10, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            };
+            for (int i = 0; i < 10; i++) {
+                cycle.run();
+            }
+            TestTiming.sleep(200);
+            long before = proxy.roundTrips();
+            for (int i = 0; i < cycles; i++) {
+                cycle.run();
+            }
+            TestTiming.sleep(200);
+            return (proxy.roundTrips() - before) / (double) cycles;
+        }
+    }
+
+    @Test
+    void aKeyAtTheClientsPathWithAnotherOwnerIdIsNeverAdopted() throws Exception {
+        LockBackend b = backend();
+        String name = name("foreign");
+        AcquireRequest r1 = request(name, LEASE);
+        Held h1 = held(r1, b.newAttempt(r1).tryOnce());
+        KeyValue own = keysOf(admin, name).get(0);
+        assertTrue(b.release(h1));
+        // a key this client did not write, at the path its next acquisition of the name would use
+        long foreign = admin.getKVClient().put(own.getKey(), io.etcd.jetcd.ByteSequence.from("someone-else",
+                java.nio.charset.StandardCharsets.UTF_8)).get(5, TimeUnit.SECONDS).getHeader().getRevision();
+        AcquireRequest r2 = request(name, LEASE);
+        AcquireAttempt a2 = b.newAttempt(r2);
+        assertFalse(a2.tryOnce().granted(), "the foreign key is older: it holds the lock");
+        List<KeyValue> keys = keysOf(admin, name);
+        assertEquals(2, keys.size(), "the foreign key and the acquisition's own");
+        assertEquals("someone-else", utf8(keys.get(0).getValue()), "the foreign key is untouched");
+        assertEquals(foreign, keys.get(0).getCreateRevision());
+        assertTrue(utf8(keys.get(1).getKey()).endsWith("/" + r2.ownerId()), "the acquisition took a key of its own");
+        admin.getKVClient().delete(own.getKey()).get(5, TimeUnit.SECONDS);
+        Held h2 = held(r2, a2.tryOnce());
+        assertTrue(h2.fencingToken() > foreign);
+        assertTrue(b.release(h2));
+        // the path is never used again by this client
+        AcquireRequest r3 = request(name, LEASE);
+        Held h3 = held(r3, b.newAttempt(r3).tryOnce());
+        assertTrue(utf8(keysOf(admin, name).get(0).getKey()).endsWith("/" + r3.ownerId()));
+        assertTrue(b.release(h3));
+    }
+
+    @Test
+    void aQueuedWaiterReadsTheQueueOnlyWhenItsWatchesFireOrOncePerSecond() throws Exception {
+        // the core polls a waiter every 10 to 250 ms here; while its watches are in place and quiet,
+        // a poll costs no request. Without that, 2.5 s of waiting would be some 20 reads of the queue
+        LockClient holder = client();
+        String name = name("quiet");
+        Lease held = holder.lock(name).tryAcquire().orElseThrow();
+        try (TcpProxy proxy = TcpProxy.start(etcd.member(0).address())) {
+            InetSocketAddress a = proxy.address();
+            // a 6 s lease: the background keep-alive runs every 2 s
+            LockClient waiter = LockClient.open(LockClientConfig.builder("etcd://" + a.getHostString() + ":"
+                    + a.getPort()).operationTimeout(TIMEOUT)
+                    .defaultLockOptions(LockOptions.builder().leaseTime(Duration.ofSeconds(6)).build())
+                    .retry(Duration.ofMillis(10), Duration.ofMillis(250)).build());
+            toClose.add(waiter);
+            waiter.lock(name("quiet-warm-up")).acquire().release();
+            TestTiming.sleep(200);
+            long before = proxy.roundTrips();
+            assertTrue(waiter.lock(name).tryAcquire(Duration.ofMillis(2500)).isEmpty(), "held by another client");
+            TestTiming.sleep(200);
+            long during = proxy.roundTrips() - before;
+            System.out.println("[dlock-etcd] round trips of a waiter queued for 2.5 s: " + during);
+            // the first transaction, two watches, a read per second, a keep-alive or two, the abandon,
+            // and the HTTP/2 pings the proxy counts too
+            assertTrue(during <= 14, during + " round trips");
+            // and the watches still hand the lock over on release
+            CompletableFuture<Optional<Lease>> next = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return waiter.lock(name).tryAcquire(Duration.ofSeconds(10));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return Optional.empty();
+                }
+            });
+            TestTiming.sleep(1500);
+            held.release();
+            Lease got = next.get(15, TimeUnit.SECONDS).orElseThrow();
+            assertTrue(got.fencingToken() > held.fencingToken());
+            got.release();
+        }
     }
 
     @Test

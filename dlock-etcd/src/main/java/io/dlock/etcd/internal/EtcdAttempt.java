@@ -20,10 +20,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One acquisition: its own key, created on the first try and attached to the client's lease; the
- * lock is held when no key of the name has a lower create revision. In between, it waits for the
- * deletion of its immediate predecessor (FIFO, no herd) and of its own key (its lease died while
- * it waited: it then fails, it is never granted).
+ * One acquisition: its own key (the client's reusable key of the name when no other acquisition of
+ * the client uses it, else one named by its owner id), created on the first try and attached to the
+ * client's lease; the lock is held when no key of the name has a lower create revision. In between,
+ * it waits for the deletion of its immediate predecessor (FIFO, no herd) and of its own key (its
+ * lease died while it waited: it then fails, it is never granted). While those watches are in place
+ * and quiet, a try answers "busy" without a request, reading the queue at least once a second.
  *
  * <p>Used by one thread at a time; watch callbacks on jetcd's threads only complete futures and
  * set flags.
@@ -34,23 +36,37 @@ final class EtcdAttempt implements AcquireAttempt {
 
     private static final long WATCH_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
+    /**
+     * While the watches are in place and have reported nothing, a try answers "busy" without a
+     * request for up to this long after the last read of the queue: the watches would have told of
+     * the one change that can make this acquisition the oldest (the deletion of its predecessor).
+     * The read after it is a safety net against a watch that stopped without saying so.
+     */
+    private static final long VERIFY_NANOS = TimeUnit.SECONDS.toNanos(1);
+
     private final EtcdLockBackend backend;
     private final AcquireRequest request;
     private final String name;
-    private final ByteSequence ownKey;
+    private ByteSequence ownKey;
+    /** Whether {@link #ownKey} is the client's reusable key of the name (else the owner id's key). */
+    private boolean sharedPath;
     private final ByteSequence namePrefix;
     private final long ttlSeconds;
     private final long staleNanos;
+    private final ByteSequence ownerValue;
 
     private EtcdLease lease;
     private boolean keyMaybeWritten;
     private long ownRevision;
     private long checkedAt;
+    /** When the queue was last read, on {@link System#nanoTime()}. */
+    private long readAt;
     private ByteSequence predecessor;
     private Watch.Watcher predecessorWatch;
     private ByteSequence watchedPredecessor;
     private Watch.Watcher ownWatch;
     private volatile boolean ownKeyDeleted;
+    private volatile boolean predecessorDeleted;
     private volatile boolean watchFailed;
     private long watchAgainAt;
     private boolean watchPaused;
@@ -61,12 +77,18 @@ final class EtcdAttempt implements AcquireAttempt {
         this.backend = backend;
         this.request = request;
         this.name = request.name();
-        this.ownKey = backend.keys().key(name, request.ownerId());
+        // the client's own key of the name when no other acquisition of this client uses it, so that
+        // successive acquisitions put the same key again rather than leave a deleted key per
+        // acquisition in the name's range (etcd keeps those until compaction, and every read of the
+        // queue would walk them all); else a key of this acquisition's own
+        this.sharedPath = backend.claimPath(name, this);
+        this.ownKey = backend.keys().key(name, sharedPath ? backend.pathId() : request.ownerId());
         this.namePrefix = backend.keys().namePrefix(name);
         this.ttlSeconds = Leases.ttlSeconds(request.leaseTime());
         // a grant refreshes the lease first if its last refresh is older than 5% of the lease time, so
         // that the holder's validity and the key's life on the server both run a full lease from the grant
         this.staleNanos = request.leaseTime().toNanos() / 20;
+        this.ownerValue = ByteSequence.from(request.ownerId(), java.nio.charset.StandardCharsets.UTF_8);
     }
 
     @Override
@@ -107,13 +129,29 @@ final class EtcdAttempt implements AcquireAttempt {
                 throw e;
             }
             checkedAt = r.getHeader().getRevision();
+            readAt = System.nanoTime();
             if (!r.isSucceeded()) {
-                // an earlier send of this same transaction created the key and its answer was lost
                 List<KeyValue> own = r.getGetResponses().get(0).getKvs();
                 if (own.isEmpty()) {
                     throw new LockBackendException("etcd: acquire of lock '" + name + "': the key of this attempt "
                             + "vanished as it was created", name, null);
                 }
+                if (!own.get(0).getValue().equals(ownerValue)) {
+                    // the key is not this acquisition's (its value is another owner id): never adopt
+                    // it. Only the client's reusable key can be there without this client knowing;
+                    // that key path is then left alone for good, and this attempt takes its own
+                    if (!sharedPath) {
+                        throw new LockBackendException("etcd: acquire of lock '" + name + "': the key of this "
+                                + "attempt is held by another owner", name, null);
+                    }
+                    LOG.debug("dlock: the reusable key of lock '{}' is taken by another owner; using the "
+                            + "acquisition's own key", name);
+                    backend.poisonPath(name, this);
+                    sharedPath = false;
+                    ownKey = backend.keys().key(name, request.ownerId());
+                    continue;
+                }
+                // an earlier send of this same transaction created the key and its answer was lost
                 ownRevision = own.get(0).getCreateRevision();
                 return check(deadline);
             }
@@ -133,12 +171,28 @@ final class EtcdAttempt implements AcquireAttempt {
 
     /** Any later try: is the own key still there, and is there a key before it? */
     private AttemptResult check(long deadline) {
-        TxnResponse r = backend.calls().run("acquire", name, deadline, () -> backend.kv().txn()
-                .If(EtcdOps.createdAt(ownKey, ownRevision))
-                .Then(EtcdOps.predecessor(namePrefix, ownRevision))
-                .commit(), true);
+        if (quiet()) {
+            return AttemptResult.busy();
+        }
+        // woken by the deletion of the predecessor, this try most likely finds the turn: a lease
+        // refresh the grant would need is then sent along with the read rather than after it
+        Leases.Refresh refresh = predecessorDeleted && lease != null && !lease.isGone() && stale(lease)
+                ? backend.leases().startRefresh(lease, name) : null;
+        predecessorDeleted = false;
+        TxnResponse r;
+        try {
+            r = backend.calls().run("acquire", name, deadline, () -> backend.kv().txn()
+                    .If(EtcdOps.createdAt(ownKey, ownRevision))
+                    .Then(EtcdOps.predecessor(namePrefix, ownRevision))
+                    .commit(), true);
+        } catch (RuntimeException e) {
+            settle(refresh, deadline);
+            throw e;
+        }
         checkedAt = r.getHeader().getRevision();
+        readAt = System.nanoTime();
         if (!r.isSucceeded()) {
+            settle(refresh, deadline);
             ownKeyDeleted = true;
             throw new LockBackendException("etcd: lock '" + name + "' was not acquired: this waiter's key was "
                     + "deleted while it waited in the queue (its etcd lease " + (lease == null ? "?" : lease.hexId())
@@ -147,9 +201,34 @@ final class EtcdAttempt implements AcquireAttempt {
         List<KeyValue> before = r.getGetResponses().get(0).getKvs();
         if (!before.isEmpty() && !before.get(0).getKey().equals(ownKey)) {
             predecessor = before.get(0).getKey();
+            settle(refresh, deadline);
             return AttemptResult.busy();
         }
-        return grant(deadline, null);
+        return grant(deadline, refresh);
+    }
+
+    /**
+     * @return whether nothing can have changed this acquisition's turn since the last read: both
+     *     watches are in place (the predecessor's is the current one), none of them has fired or
+     *     failed, the lease lives, and the last read is recent
+     */
+    private boolean quiet() {
+        return !predecessorDeleted && !ownKeyDeleted && !watchFailed && !watchPaused && ownWatch != null
+                && predecessor != null && predecessor.equals(watchedPredecessor) && predecessorWatch != null
+                && lease != null && !lease.isGone() && System.nanoTime() - readAt < VERIFY_NANOS;
+    }
+
+    /** Waits for a refresh that turned out not to be needed, so that it is recorded; never throws. */
+    private void settle(Leases.Refresh refresh, long deadline) {
+        if (refresh == null) {
+            return;
+        }
+        try {
+            refresh.await(deadline);
+        } catch (RuntimeException e) {
+            // a lease that is gone is reported by Leases; the next try finds it
+            LOG.debug("dlock: a lease refresh while waiting for lock '{}' failed", name, e);
+        }
     }
 
     /**
@@ -167,8 +246,11 @@ final class EtcdAttempt implements AcquireAttempt {
             throw new LockBackendException("etcd: lock '" + name + "' was not acquired: its etcd lease "
                     + lease.hexId() + " expired or was revoked", name, null);
         }
-        Grant grant = new Grant(name, ownKey, ownRevision, lease);
+        Grant grant = new Grant(name, ownKey, ownRevision, lease, sharedPath);
         lease.grants.add(grant);
+        if (sharedPath) {
+            backend.handPath(name, this, grant);
+        }
         finished = true;
         closeWatches();
         backend.attemptEnded(this);
@@ -242,6 +324,7 @@ final class EtcdAttempt implements AcquireAttempt {
             predecessorWatch = watch.watch(predecessor, EtcdOps.deletesFrom(checkedAt + 1), Watch.listener(
                     response -> {
                         if (hasDelete(response)) {
+                            predecessorDeleted = true;
                             wake.complete(null);
                         }
                     },
@@ -309,9 +392,12 @@ final class EtcdAttempt implements AcquireAttempt {
             LOG.debug("dlock: closing the watches of lock '{}' failed", name, e);
         }
         if (!keyMaybeWritten || ownKeyDeleted || (lease != null && lease.isGone())) {
+            if (sharedPath) {
+                backend.freePath(name, this);
+            }
             return;
         }
-        backend.deleteKey(name, ownKey, ownRevision, lease);
+        backend.deleteKey(name, ownKey, ownRevision, request.ownerId(), lease, sharedPath ? this : null);
     }
 
     @Override

@@ -76,12 +76,26 @@ public final class EtcdLockBackend implements LockBackend {
     private final Set<PendingDelete> pendingDeletes = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean sweepScheduled = new AtomicBoolean();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** The last part of this client's reusable key of every name: {@code c} and 128 random bits in hex. */
+    private final String pathId;
+    /**
+     * Per lock name, what uses this client's reusable key of the name: the attempt, then its grant,
+     * then a delete that has not been confirmed yet; {@link #POISONED} if a key this client did not
+     * write was found there. A name is absent while the key is known not to exist.
+     */
+    private final ConcurrentHashMap<String, Object> paths = new ConcurrentHashMap<>();
     private volatile Watch watch;
+
+    private static final Object POISONED = new Object();
+    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
     private EtcdLockBackend(BackendContext context, EtcdSettings settings, TrustManagerFactory trust) {
         this.context = context;
         this.settings = settings;
         this.keys = new Keys(settings.prefix);
+        byte[] id = new byte[16];
+        RANDOM.nextBytes(id);
+        this.pathId = "c" + java.util.HexFormat.of().formatHex(id);
         SslContext ssl = settings.tls ? sslContext(settings, trust) : null;
         this.scheduler = new ScheduledThreadPoolExecutor(1, context.threadFactory());
         this.scheduler.setRemoveOnCancelPolicy(true);
@@ -187,6 +201,41 @@ public final class EtcdLockBackend implements LockBackend {
         return w;
     }
 
+    /** @return the last part of this client's reusable key of every name */
+    String pathId() {
+        return pathId;
+    }
+
+    /**
+     * Claims this client's reusable key of a name for an attempt.
+     *
+     * @return true if the attempt may use it: no other acquisition of this client uses it, and no
+     *     key is known to be left there
+     */
+    boolean claimPath(String name, Object user) {
+        return !closed.get() && paths.putIfAbsent(name, user) == null;
+    }
+
+    /** Passes the reusable key of a name on, from an attempt to its grant, or to a pending delete. */
+    void handPath(String name, Object from, Object to) {
+        paths.replace(name, from, to);
+    }
+
+    /** The reusable key of a name is known not to exist any more: the next acquisition may use it. */
+    void freePath(String name, Object user) {
+        paths.remove(name, user);
+    }
+
+    /** A key that this client did not write holds the reusable key path of a name: never use it again. */
+    void poisonPath(String name, Object user) {
+        paths.replace(name, user, POISONED);
+    }
+
+    /** @return how many names' reusable keys are in use, for tests */
+    int pathsInUse() {
+        return paths.size();
+    }
+
     boolean isClosed() {
         return closed.get();
     }
@@ -202,6 +251,11 @@ public final class EtcdLockBackend implements LockBackend {
     }
 
     private void leaseGone(EtcdLease lease) {
+        for (Grant g : lease.grants) {
+            if (g.sharedPath) {
+                freePath(g.name, g); // the key went with the lease
+            }
+        }
         for (EtcdAttempt a : attempts) {
             a.leaseGone(lease);
         }
@@ -213,26 +267,46 @@ public final class EtcdLockBackend implements LockBackend {
      * if that fails, keeps trying in the background until it succeeds or the key's lease is gone.
      * Never throws.
      */
-    void deleteKey(String name, ByteSequence key, long revision, EtcdLease lease) {
-        PendingDelete p = new PendingDelete(name, key, revision, lease);
+    void deleteKey(String name, ByteSequence key, long revision, String ownerId, EtcdLease lease, Object pathUser) {
+        PendingDelete p = new PendingDelete(name, key, revision, ownerId, lease, pathUser != null);
         long timeout = context.operationTimeout().toNanos();
         // undoing is a courtesy the caller should not wait long for: a quarter of the timeout, at least 50 ms
         long deadline = System.nanoTime() + Math.max(Math.min(timeout, TimeUnit.MILLISECONDS.toNanos(50)), timeout / 4);
         try {
             calls.run("abandon", name, deadline, p::send, true);
+            if (pathUser != null) {
+                freePath(name, pathUser);
+            }
         } catch (RuntimeException e) {
             LOG.debug("dlock: deleting the key of an abandoned attempt at lock '{}' failed; retrying in the background",
                     name, e);
-            deleteLater(p);
+            deleteLater(p, pathUser);
         }
     }
 
-    private void deleteLater(PendingDelete p) {
+    /**
+     * Retries a delete in the background.
+     *
+     * @param pathUser what used the client's reusable key that is to be deleted, or null for
+     *     another key; the pending delete takes it over until the key is gone
+     */
+    private void deleteLater(PendingDelete p, Object pathUser) {
+        if (pathUser != null) {
+            handPath(p.name, pathUser, p);
+        }
         if (closed.get()) {
             return;
         }
         pendingDeletes.add(p);
         scheduleSweep();
+    }
+
+    /** A pending delete is over: its key is gone. */
+    private void deleted(PendingDelete p) {
+        pendingDeletes.remove(p);
+        if (p.sharedPath) {
+            freePath(p.name, p);
+        }
     }
 
     private void scheduleSweep() {
@@ -254,7 +328,7 @@ public final class EtcdLockBackend implements LockBackend {
         }
         for (PendingDelete p : pendingDeletes) {
             if (p.lease != null && p.lease.isGone()) {
-                pendingDeletes.remove(p); // the key went with its lease
+                deleted(p); // the key went with its lease
                 continue;
             }
             if (!p.inFlight.compareAndSet(false, true)) {
@@ -271,7 +345,7 @@ public final class EtcdLockBackend implements LockBackend {
             f.whenComplete((r, t) -> {
                 p.inFlight.set(false);
                 if (t == null) {
-                    pendingDeletes.remove(p);
+                    deleted(p);
                     if (p.lease != null) {
                         p.lease.grants.removeIf(g -> g.key.equals(p.key));
                     }
@@ -286,26 +360,34 @@ public final class EtcdLockBackend implements LockBackend {
         }
     }
 
-    /** A delete to retry: owner-checked by the key's create revision when it is known. */
+    /**
+     * A delete to retry: owner-checked by the key's create revision when it is known, else by its
+     * value (the acquisition's fresh owner id).
+     */
     private final class PendingDelete {
         final String name;
         final ByteSequence key;
         final long revision;
+        final String ownerId;
         final EtcdLease lease;
+        final boolean sharedPath;
         final AtomicBoolean inFlight = new AtomicBoolean();
 
-        PendingDelete(String name, ByteSequence key, long revision, EtcdLease lease) {
+        PendingDelete(String name, ByteSequence key, long revision, String ownerId, EtcdLease lease,
+                      boolean sharedPath) {
             this.name = name;
             this.key = key;
             this.revision = revision;
+            this.ownerId = ownerId;
             this.lease = lease;
+            this.sharedPath = sharedPath;
         }
 
         CompletableFuture<TxnResponse> send() {
             if (revision == 0) {
-                // the attempt's answer was lost before it learnt the revision: the key is this
-                // attempt's own (its owner id is fresh), so whatever is there is ours
-                return kv.txn().Then(EtcdOps.delete(key)).commit();
+                // the attempt's answer was lost before it learnt the revision: whatever is at the key
+                // and holds this acquisition's owner id is its own
+                return kv.txn().If(EtcdOps.holds(key, ownerId)).Then(EtcdOps.delete(key)).commit();
             }
             return kv.txn().If(EtcdOps.createdAt(key, revision)).Then(EtcdOps.delete(key)).commit();
         }
@@ -405,6 +487,9 @@ public final class EtcdLockBackend implements LockBackend {
                 int i = c * CHECK_BATCH + j;
                 List<KeyValue> kvs = reads.get(j).getKvs();
                 renewed[i] = !kvs.isEmpty() && kvs.get(0).getCreateRevision() == grants[i].revision;
+                if (kvs.isEmpty() && grants[i].sharedPath) {
+                    freePath(grants[i].name, grants[i]); // the key is gone: the core will not release it
+                }
             }
         }
         if (failure != null) {
@@ -413,6 +498,9 @@ public final class EtcdLockBackend implements LockBackend {
         for (int i = 0; i < n; i++) {
             if (grants[i].lease.isGone()) {
                 renewed[i] = false;
+                if (grants[i].sharedPath) {
+                    freePath(grants[i].name, grants[i]);
+                }
             }
             if (!renewed[i]) {
                 grants[i].lease.grants.remove(grants[i]);
@@ -431,17 +519,23 @@ public final class EtcdLockBackend implements LockBackend {
     public boolean release(HeldLock lock) {
         Grant g = grantOf(lock);
         ensureOpen(g.name);
-        PendingDelete p = new PendingDelete(g.name, g.key, g.revision, g.lease);
+        PendingDelete p = new PendingDelete(g.name, g.key, g.revision, lock.ownerId(), g.lease, g.sharedPath);
         TxnResponse r;
         try {
             r = calls.run("release", g.name, calls.deadline(), p::send, true);
         } catch (LockBackendException e) {
             if (!g.lease.isGone()) {
-                deleteLater(p);
+                deleteLater(p, g.sharedPath ? g : null);
+            } else if (g.sharedPath) {
+                freePath(g.name, g); // the key went with its lease
             }
             throw e;
         }
         g.lease.grants.remove(g);
+        if (g.sharedPath) {
+            // deleted now, or found gone (a repeated release, or the key ended with its lease)
+            freePath(g.name, g);
+        }
         return r.isSucceeded();
     }
 
@@ -474,6 +568,7 @@ public final class EtcdLockBackend implements LockBackend {
             a.wakeUp();
         }
         pendingDeletes.clear();
+        paths.clear();
         try {
             leases.close(calls.deadline());
         } catch (RuntimeException e) {

@@ -25,6 +25,11 @@ final class EtcdOps {
         return new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(revision));
     }
 
+    /** @return "the key exists and holds this owner id": the owner check of a delete whose revision is unknown */
+    static Cmp holds(ByteSequence key, String ownerId) {
+        return new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(ByteSequence.from(ownerId, StandardCharsets.UTF_8)));
+    }
+
     /** @return a put of the owner id, attached to the lease */
     static Op putWithLease(ByteSequence key, String ownerId, long leaseId) {
         return Op.put(key, ByteSequence.from(ownerId, StandardCharsets.UTF_8),

@@ -13,14 +13,17 @@ final class Grant {
     final ByteSequence key;
     final long revision;
     final EtcdLease lease;
+    /** Whether the key is the client's reusable key of the name, which this grant holds until its key is gone. */
+    final boolean sharedPath;
     /** The core's lease for this grant, once the core has shown it to the backend (renew, release). */
     volatile HeldLock held;
 
-    Grant(String name, ByteSequence key, long revision, EtcdLease lease) {
+    Grant(String name, ByteSequence key, long revision, EtcdLease lease, boolean sharedPath) {
         this.name = name;
         this.key = key;
         this.revision = revision;
         this.lease = lease;
+        this.sharedPath = sharedPath;
     }
 
     @Override

@@ -5,9 +5,13 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The key layout, for a prefix {@code P} (default {@code dlock/}):
- * {@code P locks/ENCODED_NAME/OWNER_ID}, one key per acquisition (holder or queued waiter), whose
- * value is the owner id and whose lease is the client's etcd lease.
+ * The key layout, for a prefix {@code P} (default {@code dlock/}): one live key per acquisition
+ * (holder or queued waiter), whose value is the acquisition's owner id and whose lease is the
+ * client's etcd lease. The key is {@code P locks/ENCODED_NAME/CLIENT_ID}, the client's reusable
+ * key of the name ({@code c} and 128 random bits, the same for all its acquisitions of the name, one
+ * after another, so that a name's range does not fill with the deleted keys of past acquisitions),
+ * or {@code P locks/ENCODED_NAME/OWNER_ID} for an acquisition that overlaps another of the same
+ * client on the same name.
  *
  * <p>{@code ENCODED_NAME} is the lock name's UTF-8 bytes with every byte outside
  * {@code [A-Za-z0-9_-]} written as {@code %XX} (upper-case hex). The encoding is injective and
@@ -29,9 +33,9 @@ final class Keys {
         return ByteSequence.from(nameString(name), StandardCharsets.UTF_8);
     }
 
-    /** @return the key of one acquisition */
-    ByteSequence key(String name, String ownerId) {
-        return ByteSequence.from(nameString(name) + ownerId, StandardCharsets.UTF_8);
+    /** @return the key of one acquisition: {@code leaf} is the client's key id or the owner id */
+    ByteSequence key(String name, String leaf) {
+        return ByteSequence.from(nameString(name) + leaf, StandardCharsets.UTF_8);
     }
 
     private String nameString(String name) {
