@@ -401,8 +401,8 @@ final class DefaultLease implements Lease, HeldLock {
                 }
             }
             if (sendRelease) {
-                // the holder has been told; free the server side early rather than at expiry
-                sendRelease();
+                // the holder has been told; free the server side early rather than at expiry, a few at a time
+                client.releaseInBackground(this::sendRelease);
             }
         });
     }

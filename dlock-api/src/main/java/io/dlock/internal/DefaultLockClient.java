@@ -19,8 +19,10 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Optional;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
@@ -51,6 +53,17 @@ public final class DefaultLockClient implements LockClient {
     private final Renewer renewer;
     private final Set<DefaultLease> held = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Best-effort releases of lost leases, run by at most {@link #BACKGROUND_RELEASES} worker tasks. */
+    private final Queue<Runnable> backgroundReleases = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger releaseDrainers = new AtomicInteger();
+
+    /**
+     * At most this many best-effort releases of lost leases run at once. When a backend stalls,
+     * thousands of leases can be lost together; each release may then wait up to the operation
+     * timeout, and one worker thread per release would mean a thread per lock and a burst of
+     * requests at a backend that is already in trouble.
+     */
+    static final int BACKGROUND_RELEASES = 4;
 
     /**
      * Opens a client: starts its timer and worker threads and opens the backend.
@@ -224,6 +237,42 @@ public final class DefaultLockClient implements LockClient {
 
     int heldCount() {
         return held.size();
+    }
+
+    /**
+     * Queues the best-effort release of a lost lease; at most {@link #BACKGROUND_RELEASES} run at
+     * once, on worker threads, in the order they were queued.
+     *
+     * @param release sends the release and handles its own failures
+     */
+    void releaseInBackground(Runnable release) {
+        backgroundReleases.add(release);
+        startReleaseDrainer();
+    }
+
+    private void startReleaseDrainer() {
+        while (!backgroundReleases.isEmpty()) {
+            int running = releaseDrainers.get();
+            if (running >= BACKGROUND_RELEASES) {
+                return; // a running drainer takes it
+            }
+            if (releaseDrainers.compareAndSet(running, running + 1)) {
+                runAsync(this::drainReleases);
+                return;
+            }
+        }
+    }
+
+    private void drainReleases() {
+        try {
+            Runnable release;
+            while ((release = backgroundReleases.poll()) != null) {
+                release.run();
+            }
+        } finally {
+            releaseDrainers.decrementAndGet();
+            startReleaseDrainer(); // one queued after the last poll, before the decrement
+        }
     }
 
     /** Runs a task on the worker; if the client is closing, runs it on the caller. */

@@ -84,6 +84,10 @@ public final class FakeBackend implements LockBackend {
     public volatile boolean renewAnswersWrongLength;
     public volatile Predicate<String> renewNotOwner = n -> false;
     public volatile boolean releaseThrows;
+    /** When set, every release waits for it to open (releases in flight are counted meanwhile). */
+    public volatile CountDownLatch releaseGate;
+    public final AtomicInteger releasesInFlight = new AtomicInteger();
+    public final AtomicInteger maxReleasesInFlight = new AtomicInteger();
     /** Like a future-based client: I/O on an interrupted thread fails. */
     public volatile boolean interruptSensitive;
     public volatile Runnable onAwaitTurn;
@@ -417,6 +421,18 @@ public final class FakeBackend implements LockBackend {
     @Override
     public boolean release(HeldLock lock) {
         releaseCalls.incrementAndGet();
+        CountDownLatch gate = releaseGate;
+        if (gate != null) {
+            maxReleasesInFlight.accumulateAndGet(releasesInFlight.incrementAndGet(), Math::max);
+            try {
+                gate.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new LockBackendException("interrupted while releasing '" + lock.name() + "'", lock.name(), e);
+            } finally {
+                releasesInFlight.decrementAndGet();
+            }
+        }
         if (interruptSensitive && Thread.currentThread().isInterrupted()) {
             throw new LockBackendException("interrupted while releasing '" + lock.name() + "'", lock.name(), null);
         }
