@@ -31,7 +31,7 @@ public final class ForkMain {
         BenchConfig config = BenchConfig.builder()
                 .warmup(Duration.ofMillis(Long.parseLong(args[4])))
                 .measure(Duration.ofMillis(Long.parseLong(args[5])))
-                .leaseTime(Duration.ofMillis(Long.parseLong(args[6])))
+                .leaseTime(backend.leaseTime(Duration.ofMillis(Long.parseLong(args[6]))))
                 .heldLocks(Integer.parseInt(args[7]))
                 .seed(Long.parseLong(args[8]))
                 .build();

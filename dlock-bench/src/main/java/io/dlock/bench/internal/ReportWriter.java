@@ -30,7 +30,8 @@ final class ReportWriter {
         md.append("- Machine: ").append(machine()).append('\n');
         md.append("- Run: ").append(forks).append(" forks (a fresh JVM each, `-Xms2g -Xmx2g`, G1) per backend, one backend at a "
                 + "time; each workload ").append(seconds(config.warmup())).append(" warm-up + ").append(seconds(config.measure()))
-                .append(" measured; lease time ").append(seconds(config.leaseTime())).append(" for every contender; seed ")
+                .append(" measured; lease time ").append(seconds(config.leaseTime()))
+                .append(" for every contender (DynamoDB: 30 s); seed ")
                 .append(config.seed()).append(". A figure is the mean of the forks' figures (each fork's own figures: `")
                 .append(tsvName).append("`); the held-locks figures come from the first fork only.\n");
         md.append("- CPUs: ").append(Comparison.clientCpus() == null
@@ -62,7 +63,8 @@ final class ReportWriter {
         String dlock = names.get(0);
         String floor = names.get(names.size() - 1);
         List<String> peers = names.subList(1, names.size() - 1);
-        md.append("### ").append(b.title()).append("\n\n").append("Server: ").append(report.server(b)).append(".\n\n");
+        md.append("### ").append(b.title()).append("\n\n").append("Server: ").append(report.server(b)).append(". Lease time: ")
+                .append(seconds(b.leaseTime(config.leaseTime()))).append(".\n\n");
         md.append("| figure |");
         for (String n : names) {
             md.append(' ').append(n).append(" |");
@@ -120,7 +122,7 @@ final class ReportWriter {
         }
         double renewal = report.value(b, dlock, Figure.RENEWAL_RATE);
         if (!Double.isNaN(renewal)) {
-            double limit = config.heldLocks() / (config.leaseTime().toMillis() / 3000.0) / 50.0;
+            double limit = config.heldLocks() / (b.leaseTime(config.leaseTime()).toMillis() / 3000.0) / 50.0;
             out.add("| " + b.title() + ": renewal load at " + String.format(Locale.ROOT, "%,d", config.heldLocks())
                     + " held locks ≤ held ÷ (lease/3) ÷ 50 = " + f(limit) + " req/s | " + f(renewal) + " req/s | "
                     + (renewal <= limit ? "yes" : "**no**") + " |");
