@@ -34,7 +34,11 @@ public final class BenchConfig {
         return new Builder();
     }
 
-    /** @return the warm-up before each measured workload (default 1 s) */
+    /**
+     * @return the warm-up before each measured workload (default 2 s: on a client pinned to one
+     *     CPU, where the JIT compiles on the same CPU, dlock on etcd needed about 3 s of cycles to
+     *     reach its steady speed; the uncontended workload warms up twice as long)
+     */
     public Duration warmup() {
         return warmup;
     }
@@ -84,7 +88,7 @@ public final class BenchConfig {
     /** Builds a {@link BenchConfig}. Not thread-safe. */
     public static final class Builder {
 
-        private Duration warmup = Duration.ofSeconds(1);
+        private Duration warmup = Duration.ofSeconds(2);
         private Duration measure = Duration.ofSeconds(2);
         private Duration leaseTime = Duration.ofSeconds(4);
         private int heldLocks = 10_000;

@@ -31,7 +31,7 @@ final class BenchCommand implements Callable<Integer> {
     @Mixin
     private BackendOptions backend;
 
-    @Option(names = "--warmup", paramLabel = "DURATION", defaultValue = "1s", converter = Durations.class,
+    @Option(names = "--warmup", paramLabel = "DURATION", defaultValue = "2s", converter = Durations.class,
             description = "Warm-up before each workload (default: ${DEFAULT-VALUE}).")
     private Duration warmup;
 

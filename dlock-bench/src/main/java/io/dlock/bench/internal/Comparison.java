@@ -121,7 +121,10 @@ public final class Comparison {
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = r.readLine()) != null) {
-                if (line.startsWith("RESULT\t")) {
+                if (line.startsWith("REQUEST\t")) {
+                    String[] f = line.split("\t");
+                    report.requestCost(f[1], Double.parseDouble(f[2]));
+                } else if (line.startsWith("RESULT\t")) {
                     String[] f = line.split("\t");
                     report.add(b, fork, f[1], Figure.valueOf(f[2]), Double.parseDouble(f[3]));
                 } else {
@@ -160,6 +163,16 @@ public final class Comparison {
         Report(BenchConfig config, int forks) {
             this.config = config;
             this.forks = forks;
+        }
+
+        private final Map<String, Double> requestCosts = new LinkedHashMap<>();
+
+        void requestCost(String request, double micros) {
+            requestCosts.put(request, micros);
+        }
+
+        Map<String, Double> requestCosts() {
+            return requestCosts;
         }
 
         void server(Backend b, String description) {

@@ -1,6 +1,7 @@
 package io.dlock.bench.internal;
 
 import io.dlock.bench.BenchConfig;
+import io.dlock.bench.internal.peers.DynamoDbRequestCost;
 import io.dlock.tck.TcpProxy;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -68,6 +69,13 @@ public final class ForkMain {
             }
             if (config.heldLocks() > 0) {
                 steps.add(c -> w.held(c, server, counter));
+            }
+            if (backend == Backend.DYNAMODB && fork == 0 && !onlyHeld) {
+                System.err.println("[bench] DynamoDB fork 0: the cost of each request kind");
+                for (Map.Entry<String, Double> e : DynamoDbRequestCost.measure(server, config.warmup(), config.measure()
+                        .multipliedBy(2)).entrySet()) {
+                    System.out.println("REQUEST\t" + e.getKey() + "\t" + String.format(Locale.ROOT, "%.1f", e.getValue()));
+                }
             }
             for (Step step : steps) {
                 for (Contender c : contenders) {

@@ -78,6 +78,11 @@ public final class Workloads {
                 cycleFor(s, key("u", c), config.warmup(), null);
             }
             Duration slice = config.measure().dividedBy(slices);
+            // a second warm-up in turns: the uncontended cycle is the headline figure, and the JIT
+            // of a client on one CPU takes seconds to settle (each contender warms up 2x warmup)
+            for (int c = 0; c < contenders.size(); c++) {
+                cycleFor(sessions.get(c), key("u", contenders.get(c)), config.warmup(), null);
+            }
             for (int i = 0; i < slices; i++) {
                 for (int c = 0; c < contenders.size(); c++) {
                     cycleFor(sessions.get(c), key("u", contenders.get(c)), slice, samples.get(c));
@@ -317,8 +322,13 @@ public final class Workloads {
             List<Thread> threads = new ArrayList<>();
             for (int w = 0; w < workers; w++) {
                 int first = w;
+                // the names exist before the heap is measured: an application has them anyway
+                List<String> names = new ArrayList<>();
+                for (int i = first; i < n; i += workers) {
+                    names.add("bench-l-" + runId + "-" + i);
+                }
                 Thread t = new Thread(() -> {
-                    List<Contender.Held> mine = new ArrayList<>();
+                    List<Contender.Held> mine = new ArrayList<>(names.size());
                     try {
                         // one cycle each first, so that pools sized by concurrency have grown before the count
                         s.acquire("bench-l-" + runId + "-warm-" + first).release();
@@ -330,8 +340,11 @@ public final class Workloads {
                     try {
                         warmed.await();
                         go.await();
-                        for (int i = first; i < n && failure.get() == null; i += workers) {
-                            mine.add(s.acquire("bench-l-" + runId + "-" + i));
+                        for (String name : names) {
+                            if (failure.get() != null) {
+                                break;
+                            }
+                            mine.add(s.acquire(name));
                         }
                     } catch (Throwable e) {
                         failure.compareAndSet(null, e);
