@@ -6,6 +6,7 @@ import io.dlock.bench.internal.peers.JetcdLockContender;
 import io.dlock.bench.internal.peers.RawDynamoDbContender;
 import io.dlock.bench.internal.peers.RawEtcdContender;
 import io.dlock.bench.internal.peers.RawRedisContender;
+import io.dlock.bench.internal.peers.RawZooKeeperAsyncContender;
 import io.dlock.bench.internal.peers.RawZooKeeperContender;
 import io.dlock.bench.internal.peers.RedissonContender;
 import io.dlock.bench.internal.peers.SpringRedisContender;
@@ -33,7 +34,7 @@ public enum Backend {
         public List<Contender> contenders(Duration lease) {
             // the session is the lease: its timeout is the lease time
             return List.of(new DlockContender("dlock", a -> "zookeeper://" + hostPort(a) + "?sessionTimeout=" + lease),
-                    new CuratorContender(), new RawZooKeeperContender());
+                    new CuratorContender(), new RawZooKeeperAsyncContender(), new RawZooKeeperContender());
         }
     },
     /** etcd: jetcd's lock service client. */

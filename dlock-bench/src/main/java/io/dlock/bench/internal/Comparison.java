@@ -123,7 +123,7 @@ public final class Comparison {
             while ((line = r.readLine()) != null) {
                 if (line.startsWith("REQUEST\t")) {
                     String[] f = line.split("\t");
-                    report.requestCost(f[1], Double.parseDouble(f[2]));
+                    report.requestCost(b, f[1], Double.parseDouble(f[2]));
                 } else if (line.startsWith("RESULT\t")) {
                     String[] f = line.split("\t");
                     report.add(b, fork, f[1], Figure.valueOf(f[2]), Double.parseDouble(f[3]));
@@ -165,14 +165,14 @@ public final class Comparison {
             this.forks = forks;
         }
 
-        private final Map<String, Double> requestCosts = new LinkedHashMap<>();
+        private final Map<Backend, Map<String, Double>> requestCosts = new EnumMap<>(Backend.class);
 
-        void requestCost(String request, double micros) {
-            requestCosts.put(request, micros);
+        void requestCost(Backend b, String request, double micros) {
+            requestCosts.computeIfAbsent(b, k -> new LinkedHashMap<>()).put(request, micros);
         }
 
-        Map<String, Double> requestCosts() {
-            return requestCosts;
+        Map<String, Double> requestCosts(Backend b) {
+            return requestCosts.getOrDefault(b, Map.of());
         }
 
         void server(Backend b, String description) {

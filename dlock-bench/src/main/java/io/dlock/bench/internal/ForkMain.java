@@ -2,6 +2,7 @@ package io.dlock.bench.internal;
 
 import io.dlock.bench.BenchConfig;
 import io.dlock.bench.internal.peers.DynamoDbRequestCost;
+import io.dlock.bench.internal.peers.EtcdRequestCost;
 import io.dlock.tck.TcpProxy;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -70,10 +71,12 @@ public final class ForkMain {
             if (config.heldLocks() > 0) {
                 steps.add(c -> w.held(c, server, counter));
             }
-            if (backend == Backend.DYNAMODB && fork == 0 && !onlyHeld) {
-                System.err.println("[bench] DynamoDB fork 0: the cost of each request kind");
-                for (Map.Entry<String, Double> e : DynamoDbRequestCost.measure(server, config.warmup(), config.measure()
-                        .multipliedBy(2)).entrySet()) {
+            if ((backend == Backend.DYNAMODB || backend == Backend.ETCD) && fork == 0 && !onlyHeld) {
+                System.err.println("[bench] " + backend.title() + " fork 0: the cost of each request kind");
+                Map<String, Double> costs = backend == Backend.DYNAMODB
+                        ? DynamoDbRequestCost.measure(server, config.warmup(), config.measure().multipliedBy(2))
+                        : EtcdRequestCost.measure(server, config.warmup(), config.measure().multipliedBy(2));
+                for (Map.Entry<String, Double> e : costs.entrySet()) {
                     System.out.println("REQUEST\t" + e.getKey() + "\t" + String.format(Locale.ROOT, "%.1f", e.getValue()));
                 }
             }

@@ -47,10 +47,10 @@ final class ReportWriter {
         List<String> targets = new ArrayList<>();
         for (Backend b : report.values().keySet()) {
             table(md, b);
-            if (b == Backend.DYNAMODB && !report.requestCosts().isEmpty()) {
-                md.append("The server's time per request kind (median, one request at a time on one item, first fork): "
+            if (!report.requestCosts(b).isEmpty()) {
+                md.append("The server's time per request kind (median, one request at a time on one key or item, first fork): "
                         + "the latency ratios follow these, not the request counts.\n\n| request | p50 (µs) |\n| --- | ---: |\n");
-                report.requestCosts().forEach((k, v) -> md.append("| ").append(k).append(" | ").append(f(v)).append(" |\n"));
+                report.requestCosts(b).forEach((k, v) -> md.append("| ").append(k).append(" | ").append(f(v)).append(" |\n"));
                 md.append('\n');
             }
             targets(b, targets);
