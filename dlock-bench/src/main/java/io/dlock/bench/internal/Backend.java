@@ -6,7 +6,6 @@ import io.dlock.bench.internal.peers.JetcdLockContender;
 import io.dlock.bench.internal.peers.RawDynamoDbContender;
 import io.dlock.bench.internal.peers.RawEtcdContender;
 import io.dlock.bench.internal.peers.RawRedisContender;
-import io.dlock.bench.internal.peers.RawZooKeeperAsyncContender;
 import io.dlock.bench.internal.peers.RawZooKeeperContender;
 import io.dlock.bench.internal.peers.RedissonContender;
 import io.dlock.bench.internal.peers.SpringRedisContender;
@@ -34,7 +33,7 @@ public enum Backend {
         public List<Contender> contenders(Duration lease) {
             // the session is the lease: its timeout is the lease time
             return List.of(new DlockContender("dlock", a -> "zookeeper://" + hostPort(a) + "?sessionTimeout=" + lease),
-                    new CuratorContender(), new RawZooKeeperAsyncContender(), new RawZooKeeperContender());
+                    new CuratorContender(), new RawZooKeeperContender(true), new RawZooKeeperContender(false));
         }
     },
     /** etcd: jetcd's lock service client. */
