@@ -19,52 +19,21 @@ import io.dlock.LockClient;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.tck.TcpProxy;
-import io.dlock.zookeeper.ZkServers;
 import io.dlock.zookeeper.internal.Harness.Events;
 import io.dlock.zookeeper.internal.Harness.Held;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.CreateMode;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.Timeout;
 
 /**
  * What each operation costs in round trips, counted at a {@link TcpProxy} between the client and
  * a real server, and the failure paths of the pipelined create-and-list and of the watch-based
  * renewal.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@Timeout(value = 120, unit = TimeUnit.SECONDS)
-class RoundTripTest {
-
-    private TestingServer server;
-    private CuratorFramework raw;
-    private final List<AutoCloseable> toClose = new ArrayList<>();
-
-    @BeforeAll
-    void start() throws Exception {
-        server = ZkServers.standalone();
-        raw = Harness.raw(server.getPort(), null);
-    }
-
-    @AfterAll
-    void stop() throws Exception {
-        Collections.reverse(toClose);
-        for (AutoCloseable c : toClose) {
-            c.close();
-        }
-        raw.close();
-        server.close();
-    }
+class RoundTripTest extends EmbeddedServerTest {
 
     /** A proxy of its own for each counted client, so that other clients' pings are not counted. */
     private TcpProxy proxy() {

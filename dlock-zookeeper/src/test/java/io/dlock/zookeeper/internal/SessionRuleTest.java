@@ -17,53 +17,22 @@ import io.dlock.tck.TcpProxy;
 import io.dlock.zookeeper.ZkServers;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.KillSession;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.ZooKeeper;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.Timeout;
 
 /** The lease is the session: expiry and suspension end every lease, and a reconnection revives none. */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@Timeout(value = 120, unit = TimeUnit.SECONDS)
-class SessionRuleTest {
-
-    private TestingServer server;
-    private CuratorFramework raw;
-    private final List<AutoCloseable> toClose = new ArrayList<>();
-
-    @BeforeAll
-    void start() throws Exception {
-        server = ZkServers.standalone();
-        raw = Harness.raw(server.getPort(), null);
-    }
+class SessionRuleTest extends EmbeddedServerTest {
 
     @AfterEach
     void closeClients() throws Exception {
-        Collections.reverse(toClose);
-        for (AutoCloseable c : toClose) {
-            c.close();
-        }
-        toClose.clear();
-    }
-
-    @AfterAll
-    void stop() throws Exception {
-        raw.close();
-        server.close();
+        closeRegistered();
     }
 
     private String uri(int port) {

@@ -37,39 +37,11 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.data.Stat;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.Timeout;
 
 /** The backend's primitives against a real, embedded ZooKeeper server. */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-@Timeout(value = 120, unit = TimeUnit.SECONDS)
-class ZkBackendTest {
-
-    private TestingServer server;
-    private CuratorFramework raw;
-    private final List<AutoCloseable> toClose = new ArrayList<>();
-
-    @BeforeAll
-    void start() throws Exception {
-        server = ZkServers.standalone();
-        raw = Harness.raw(server.getPort(), null);
-    }
-
-    @AfterAll
-    void stop() throws Exception {
-        Collections.reverse(toClose);
-        for (AutoCloseable c : toClose) {
-            c.close();
-        }
-        raw.close();
-        server.close();
-    }
+class ZkBackendTest extends EmbeddedServerTest {
 
     private ZkBackend backend(String extra) {
         ZkBackend b = Harness.open(Harness.uri(server.getPort(), null, extra), new Events());
