@@ -12,11 +12,21 @@ public interface Contender {
     /** @return the name in reports, e.g. {@code "Redisson RLock"} */
     String name();
 
-    /** @return whether a blocked acquire waits for the holder's release (so hand-off is measurable) */
-    boolean waits();
+    /**
+     * @return whether a blocked acquire waits for the holder's release (so hand-off is
+     *     measurable); true but for the floors
+     */
+    default boolean waits() {
+        return true;
+    }
 
-    /** @return whether held locks are kept alive by the library itself (so renewal load is measurable) */
-    boolean renews();
+    /**
+     * @return whether held locks are kept alive by the library itself (so renewal load is
+     *     measurable); true but for the floors
+     */
+    default boolean renews() {
+        return true;
+    }
 
     /**
      * Opens a client with its own connections, as one application replica would.

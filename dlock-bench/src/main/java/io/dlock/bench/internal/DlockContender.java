@@ -29,16 +29,6 @@ public final class DlockContender implements Contender {
     }
 
     @Override
-    public boolean waits() {
-        return true;
-    }
-
-    @Override
-    public boolean renews() {
-        return true;
-    }
-
-    @Override
     public Session connect(InetSocketAddress server, Duration lease) {
         LockClient client = LockClient.open(LockClientConfig.builder(uri.apply(server))
                 .defaultLockOptions(LockOptions.builder().leaseTime(lease).build())

@@ -29,16 +29,6 @@ public final class AwsLockClientContender implements Contender {
     }
 
     @Override
-    public boolean waits() {
-        return true;
-    }
-
-    @Override
-    public boolean renews() {
-        return true;
-    }
-
-    @Override
     public Session connect(InetSocketAddress server, Duration lease) {
         DynamoDbClient dynamo = LocalDynamoDb.client(server);
         AmazonDynamoDBLockClient locks = new AmazonDynamoDBLockClient(

@@ -23,16 +23,6 @@ public final class CuratorContender implements Contender {
     }
 
     @Override
-    public boolean waits() {
-        return true;
-    }
-
-    @Override
-    public boolean renews() {
-        return true;
-    }
-
-    @Override
     public Session connect(InetSocketAddress server, Duration lease) throws InterruptedException {
         CuratorFramework curator = CuratorFrameworkFactory.builder()
                 .connectString(server.getHostString() + ":" + server.getPort())

@@ -27,16 +27,6 @@ public final class JetcdLockContender implements Contender {
     }
 
     @Override
-    public boolean waits() {
-        return true;
-    }
-
-    @Override
-    public boolean renews() {
-        return true;
-    }
-
-    @Override
     public Session connect(InetSocketAddress server, Duration lease) throws Exception {
         Client client = Client.builder().endpoints("http://" + server.getHostString() + ":" + server.getPort()).build();
         List<CloseableClient> keepAlives = new CopyOnWriteArrayList<>();

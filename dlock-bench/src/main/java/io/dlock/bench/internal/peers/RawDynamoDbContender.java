@@ -21,23 +21,13 @@ import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
  * release is one {@code DeleteItem} on condition that the owner is still this one. No lease
  * expiry, no renewal, no waiting, no token.
  */
-public final class RawDynamoDbContender implements Contender {
+public final class RawDynamoDbContender extends Floor {
 
     private static final String TABLE = "bench-raw";
 
     @Override
     public String name() {
         return "raw SDK v2 (floor)";
-    }
-
-    @Override
-    public boolean waits() {
-        return false;
-    }
-
-    @Override
-    public boolean renews() {
-        return false;
     }
 
     @Override

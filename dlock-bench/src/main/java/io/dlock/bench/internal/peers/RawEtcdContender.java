@@ -20,21 +20,11 @@ import java.util.concurrent.TimeUnit;
  * taken; release deletes the key. One lease per client with a ten-minute TTL that is never
  * renewed (a benchmark run is shorter), no waiting, no queue.
  */
-public final class RawEtcdContender implements Contender {
+public final class RawEtcdContender extends Floor {
 
     @Override
     public String name() {
         return "raw jetcd KV (floor)";
-    }
-
-    @Override
-    public boolean waits() {
-        return false;
-    }
-
-    @Override
-    public boolean renews() {
-        return false;
     }
 
     @Override

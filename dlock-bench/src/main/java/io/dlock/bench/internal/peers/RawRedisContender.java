@@ -14,7 +14,7 @@ import redis.clients.jedis.params.SetParams;
  * {@code SET key token NX PX lease}, retried after 1 ms while taken; release is one script call
  * that deletes the key only if it still holds the token. No renewal, no waiting, no token.
  */
-public final class RawRedisContender implements Contender {
+public final class RawRedisContender extends Floor {
 
     private static final String RELEASE =
             "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
@@ -22,16 +22,6 @@ public final class RawRedisContender implements Contender {
     @Override
     public String name() {
         return "raw jedis (floor)";
-    }
-
-    @Override
-    public boolean waits() {
-        return false;
-    }
-
-    @Override
-    public boolean renews() {
-        return false;
     }
 
     @Override

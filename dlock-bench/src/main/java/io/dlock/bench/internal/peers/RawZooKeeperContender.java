@@ -22,7 +22,7 @@ import org.apache.zookeeper.ZooKeeper;
  * caller through the client's event thread, one thread hand-off more than the blocking API. Not a
  * lock anyone should use that way; it measures what that hand-off costs.
  */
-public final class RawZooKeeperContender implements Contender {
+public final class RawZooKeeperContender extends Floor {
 
     private final boolean async;
 
@@ -34,16 +34,6 @@ public final class RawZooKeeperContender implements Contender {
     @Override
     public String name() {
         return async ? "raw ZooKeeper, async API" : "raw ZooKeeper (floor)";
-    }
-
-    @Override
-    public boolean waits() {
-        return false;
-    }
-
-    @Override
-    public boolean renews() {
-        return false;
     }
 
     @Override

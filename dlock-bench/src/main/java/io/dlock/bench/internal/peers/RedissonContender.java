@@ -21,16 +21,6 @@ public final class RedissonContender implements Contender {
     }
 
     @Override
-    public boolean waits() {
-        return true;
-    }
-
-    @Override
-    public boolean renews() {
-        return true;
-    }
-
-    @Override
     public Session connect(InetSocketAddress server, Duration lease) {
         Config config = new Config();
         config.setLockWatchdogTimeout(lease.toMillis());

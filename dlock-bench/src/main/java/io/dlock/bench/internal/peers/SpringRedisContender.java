@@ -24,16 +24,6 @@ public final class SpringRedisContender implements Contender {
     }
 
     @Override
-    public boolean waits() {
-        return true;
-    }
-
-    @Override
-    public boolean renews() {
-        return true;
-    }
-
-    @Override
     public Session connect(InetSocketAddress server, Duration lease) {
         JedisPoolConfig pool = new JedisPoolConfig();
         pool.setMaxTotal(32);
