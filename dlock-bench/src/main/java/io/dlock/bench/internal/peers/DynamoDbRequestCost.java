@@ -1,10 +1,11 @@
 package io.dlock.bench.internal.peers;
 
-import io.dlock.bench.internal.Samples;
+import io.dlock.bench.internal.RequestCosts;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import software.amazon.awssdk.services.dynamodb.DynamoDbClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -33,8 +34,10 @@ public final class DynamoDbRequestCost {
      * @param warmup time spent before measuring
      * @param measure time measured
      * @return the median time of each request kind, in µs, by name
+     * @throws Exception if DynamoDB fails
      */
-    public static Map<String, Double> measure(InetSocketAddress server, Duration warmup, Duration measure) {
+    public static Map<String, Double> measure(InetSocketAddress server, Duration warmup, Duration measure)
+            throws Exception {
         try (DynamoDbClient d = LocalDynamoDb.client(server)) {
             try {
                 d.createTable(b -> b.tableName(TABLE)
@@ -47,7 +50,7 @@ public final class DynamoDbRequestCost {
             }
             Map<String, AttributeValue> key = Map.of("k", AttributeValue.fromS("x"));
             Map<String, AttributeValue> me = Map.of(":me", AttributeValue.fromS("me"));
-            Map<String, Runnable> requests = new LinkedHashMap<>();
+            Map<String, Callable<?>> requests = new LinkedHashMap<>();
             requests.put("PutItem if absent (AWS client, floor)", () -> d.putItem(b -> b.tableName(TABLE)
                     .item(Map.of("k", AttributeValue.fromS("x"), "o", AttributeValue.fromS("me")))
                     .conditionExpression("attribute_not_exists(k)")));
@@ -62,26 +65,7 @@ public final class DynamoDbRequestCost {
                     .returnValues(ReturnValue.UPDATED_NEW)));
             requests.put("UpdateItem: release if owner (dlock)", () -> d.updateItem(b -> b.tableName(TABLE).key(key)
                     .updateExpression("REMOVE o").conditionExpression("o = :me").expressionAttributeValues(me)));
-            Runnable reset = () -> d.deleteItem(b -> b.tableName(TABLE).key(key));
-            Map<String, Samples> samples = new LinkedHashMap<>();
-            requests.keySet().forEach(k -> samples.put(k, new Samples()));
-            long warmEnd = System.nanoTime() + warmup.toNanos();
-            long end = warmEnd + measure.toNanos();
-            long now;
-            while ((now = System.nanoTime()) < end) {
-                boolean record = now >= warmEnd;
-                for (Map.Entry<String, Runnable> r : requests.entrySet()) {
-                    long t0 = System.nanoTime();
-                    r.getValue().run();
-                    if (record) {
-                        samples.get(r.getKey()).add(System.nanoTime() - t0);
-                    }
-                }
-                reset.run();
-            }
-            Map<String, Double> out = new LinkedHashMap<>();
-            samples.forEach((k, v) -> out.put(k, v.percentile(0.5) / 1_000.0));
-            return out;
+            return RequestCosts.medians(requests, () -> d.deleteItem(b -> b.tableName(TABLE).key(key)), warmup, measure);
         }
     }
 }

@@ -1,6 +1,6 @@
 package io.dlock.bench.internal.peers;
 
-import io.dlock.bench.internal.Samples;
+import io.dlock.bench.internal.RequestCosts;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KV;
@@ -67,24 +67,7 @@ public final class EtcdRequestCost {
                 return null;
             });
             requests.put("unlock (jetcd Lock)", () -> client.getLockClient().unlock(lockKey[0]).get(30, TimeUnit.SECONDS));
-            Map<String, Samples> samples = new LinkedHashMap<>();
-            requests.keySet().forEach(k -> samples.put(k, new Samples()));
-            long warmEnd = System.nanoTime() + warmup.toNanos();
-            long end = warmEnd + measure.toNanos();
-            long now;
-            while ((now = System.nanoTime()) < end) {
-                boolean record = now >= warmEnd;
-                for (Map.Entry<String, Callable<?>> r : requests.entrySet()) {
-                    long t0 = System.nanoTime();
-                    r.getValue().call();
-                    if (record) {
-                        samples.get(r.getKey()).add(System.nanoTime() - t0);
-                    }
-                }
-            }
-            Map<String, Double> out = new LinkedHashMap<>();
-            samples.forEach((k, v) -> out.put(k, v.percentile(0.5) / 1_000.0));
-            return out;
+            return RequestCosts.medians(requests, null, warmup, measure);
         }
     }
 
