@@ -19,4 +19,29 @@ public interface ClusterControl {
 
     /** Restarts every killed member, with what it persisted, and waits until it rejoined. */
     void restartKilled();
+
+    /**
+     * Whether {@link #isolateMember()} is supported.
+     *
+     * @return false by default
+     */
+    default boolean canIsolateMembers() {
+        return false;
+    }
+
+    /**
+     * Cuts one member off from its peers while clients can still reach it (a partition between
+     * servers, not between clients and servers); which member is the implementation's choice, the
+     * leader included. Lasts until {@link #healIsolation()}.
+     *
+     * @return a label of the member cut off, for messages
+     * @throws UnsupportedOperationException unless {@link #canIsolateMembers()}
+     */
+    default String isolateMember() {
+        throw new UnsupportedOperationException("this cluster fixture cannot cut a member off from its peers");
+    }
+
+    /** Reconnects every member cut off by {@link #isolateMember()} to its peers; a no-op if none is. */
+    default void healIsolation() {
+    }
 }
