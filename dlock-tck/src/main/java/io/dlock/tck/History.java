@@ -112,6 +112,32 @@ public final class History {
      * @return the verdict
      */
     public static Verdict check(List<Event> history, List<FencedRegister.Access> registerLog, long finalValue) {
+        return check(history, registerLog, finalValue, List.of());
+    }
+
+    /**
+     * A span of time around a fault that may let a second holder in legitimately: a restart of a
+     * server that lost its locks, for a backend that does not claim to survive one.
+     *
+     * @param from when the fault began (monotonic nanoseconds)
+     * @param to when a hold that started after {@code from} stops being excused: the server back,
+     *     plus the longest lease a holder from before the fault could still have
+     */
+    public record Window(long from, long to) { }
+
+    /**
+     * Checks as {@link #check(List, List, long)} does, except that an overlap is excused when the
+     * earlier hold began before a window and the later one began inside it: only the holds that
+     * straddle such a fault, never the whole run.
+     *
+     * @param history the history
+     * @param registerLog the register's log
+     * @param finalValue the register's value at the end
+     * @param excused the windows
+     * @return the verdict; excused overlaps are not counted
+     */
+    public static Verdict check(List<Event> history, List<FencedRegister.Access> registerLog, long finalValue,
+                                List<Window> excused) {
         List<String> problems = new ArrayList<>();
         // proven holds
         Map<Long, Event> acquired = new HashMap<>();
@@ -148,21 +174,23 @@ public final class History {
             order.add(i);
         }
         order.sort((a, b) -> Long.compare(holds.get(a)[0], holds.get(b)[0]));
-        long maxEnd = Long.MIN_VALUE;
-        int maxEndIndex = -1;
+        // every hold against every earlier one still running when it began (not only the one that ends last:
+        // an excused pair must not hide another overlap behind it)
+        List<Integer> active = new ArrayList<>();
         for (int k : order) {
             long[] h = holds.get(k);
-            if (maxEndIndex >= 0 && h[0] < maxEnd && !holders.get(k).equals(holders.get(maxEndIndex))) {
-                overlaps++;
-                if (problems.size() < 5) {
-                    problems.add(holders.get(maxEndIndex) + " (token " + holds.get(maxEndIndex)[2] + ") and "
-                            + holders.get(k) + " (token " + h[2] + ") both proved they held the lock at once");
+            active.removeIf(j -> holds.get(j)[1] <= h[0]);
+            for (int j : active) {
+                if (!holders.get(k).equals(holders.get(j)) && !excusedPair(holds.get(j)[0], h[0], excused)) {
+                    overlaps++;
+                    if (problems.size() < 5) {
+                        problems.add(holders.get(j) + " (token " + holds.get(j)[2] + ") and " + holders.get(k)
+                                + " (token " + h[2] + ") both proved they held the lock at once");
+                    }
+                    break;
                 }
             }
-            if (h[1] > maxEnd) {
-                maxEnd = h[1];
-                maxEndIndex = k;
-            }
+            active.add(k);
         }
         // the register's log
         long highest = Long.MIN_VALUE;
@@ -190,6 +218,15 @@ public final class History {
                     + " writes were acknowledged or unknown");
         }
         return new Verdict(grants, staleRejected, staleAccepted, lost, overlaps, problems);
+    }
+
+    private static boolean excusedPair(long earlierStart, long laterStart, List<Window> excused) {
+        for (Window w : excused) {
+            if (earlierStart < w.from() && laterStart >= w.from() && laterStart <= w.to()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -19,6 +19,7 @@ import io.dlock.LockOptions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
@@ -64,7 +65,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * (printed at start). Timing bounds are generous multiples of the fixture's lease time and
  * operation timeout, with the reason next to each; the TCK never measures speed.
  */
-@Timeout(value = 120, unit = TimeUnit.SECONDS)public abstract class LockProviderTck extends ElectionRules {
+@Timeout(value = 120, unit = TimeUnit.SECONDS)public abstract class LockProviderTck extends BackendRules {
 
     /** Creates the suite; subclasses supply the fixture in {@link #createFixture()}. */
     protected LockProviderTck() { }
@@ -211,10 +212,14 @@ import org.junit.jupiter.api.extension.ExtendWith;
     }
 
     private void checkHolder(LockClient observer, String name, Lease expected) {
+        checkHolder(Rule.S3, observer, name, expected);
+    }
+
+    private static void checkHolder(Rule rule, LockClient observer, String name, Lease expected) {
         if (observer.capabilities().contains(Capability.HOLDER_QUERY)) {
             Optional<LockHolder> h = observer.holder(name);
-            assertTrue(h.isPresent(), Rule.S3.failure("holder(" + name + ") says the lock is free while it is held"));
-            assertEquals(expected.ownerId(), h.get().ownerId(), Rule.S3.failure("holder() names someone other than the current holder"));
+            assertTrue(h.isPresent(), rule.failure("holder(" + name + ") says the lock is free while it is held"));
+            assertEquals(expected.ownerId(), h.get().ownerId(), rule.failure("holder() names someone other than the current holder"));
         }
     }
 
@@ -256,6 +261,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
         sleep(Duration.ofMillis(200));
         assertTrue(cancelled.cancel(true), "the future was still pending");
 
+        // none of the three that gave up may have touched the holder's grant
+        assertTrue(held.isValid(), Rule.S4.failure("the holder's lease ended while waiters gave up"));
+        assertTrue(d.lock(name).tryAcquire().isEmpty(), Rule.S4.failure("after waiters timed out, were interrupted and "
+                + "were cancelled, another client got the lock the holder still holds (abandon() must only remove the "
+                + "caller's own entry, owner-checked)"));
+        checkHolder(Rule.S4, d, name, held);
+
         // the holder releases: a fresh client must get the lock at once, nothing left in its way
         held.release();
         long t0 = System.nanoTime();
@@ -283,6 +295,39 @@ import org.junit.jupiter.api.extension.ExtendWith;
             assertTrue(after.isPresent(), Rule.S4.failure("round " + i + ": after a cancel raced the grant, the lock stayed "
                     + "held (a grant that arrives after cancellation must be released)"));
             after.get().release();
+        }
+
+        // a grant whose answer was lost: the request reached the server, the answer never came back,
+        // so the core gave up and abandoned. The lease asked for is long (ten lease times, no
+        // renewal), so only abandon() can explain the lock being free soon after.
+        Optional<FreezableClient> lossy = fixture().openFreezable(config());
+        if (lossy.isPresent() && lossy.get().faults().contains(NetworkFault.DROP_ANSWERS)) {
+            opened.add(lossy.get());
+            String lost = name(Rule.S4);
+            LockOptions longLease = LockOptions.builder().leaseTime(lease().multipliedBy(10)).autoRenew(false).build();
+            LockClient lc = lossy.get().client();
+            lc.lock(lost + "-warm-up").tryAcquire().ifPresent(Lease::release); // connections up before the fault
+            lossy.get().inject(NetworkFault.DROP_ANSWERS);
+            try {
+                Optional<Lease> none = lc.lock(lost, longLease).tryAcquire(Duration.ZERO);
+                none.ifPresent(Lease::release);
+                fail(Rule.S4.failure("an acquire whose answers were lost returned " + none + " instead of failing"));
+            } catch (LockBackendException expected) {
+                // the outcome is unknown to the client: it must fail, and abandon() must undo the grant
+            } finally {
+                lossy.get().heal();
+            }
+            long healedAt = System.nanoTime();
+            // generous: abandon() runs on the failing call's thread or in the background within the operation
+            // timeout, possibly after reconnecting; still far below the ten lease times a kept grant would last
+            Duration patience = lease().multipliedBy(2).plus(opTimeout().multipliedBy(2));
+            Optional<Lease> free = d.lock(lost).tryAcquire(patience);
+            assertTrue(free.isPresent(), Rule.S4.failure("a grant whose answer was lost was still held "
+                    + millis(System.nanoTime() - healedAt) + " ms after the network healed; abandon() must remove it "
+                    + "(owner-checked) rather than leave it to expire after its lease of " + longLease.leaseTime()));
+            free.get().release();
+            System.out.println("[dlock-tck] S4: lost-answer grant removed; lock free " + millis(System.nanoTime() - healedAt)
+                    + " ms after the network healed");
         }
     }
 
@@ -350,6 +395,26 @@ import org.junit.jupiter.api.extension.ExtendWith;
         FreezableClient holder = freezable("S7");
         LockClient other = client();
         Lease lease = holder.client().lock(name).tryAcquire(lease()).orElseThrow();
+        // frozen after its first renewals: what the server keeps then is what renew extended, not the grant
+        sleep(lease().multipliedBy(4).dividedBy(5));
+        checkLostFirst("a holder frozen after renewing", holder, lease, other, name);
+
+        // a waiter's grant: the lock passes from a holder to a waiting client, which is frozen at once. Whether the
+        // server granted it inside awaitTurn or on the next tryOnce, its validity may not outlast the server's lease.
+        String handed = name(Rule.S7);
+        FreezableClient waiter = freezable("S7");
+        Lease first = other.lock(handed).tryAcquire(lease()).orElseThrow();
+        CompletableFuture<Optional<Lease>> waiting = waiter.client().lock(handed).acquireAsync(lease().multipliedBy(10));
+        sleep(lease()); // the waiter is waiting now, its backoff grown to its cap
+        first.release();
+        Lease got = waiting.get(lease().multipliedBy(4).plus(opTimeout()).toMillis(), TimeUnit.MILLISECONDS).orElseThrow(
+                () -> new AssertionError(Rule.S7.failure("a waiter did not get a released lock")));
+        checkLostFirst("a waiter frozen right after its grant", waiter, got, client(), handed);
+    }
+
+    /** Freezes the holder's network; when another client gets the lock, the holder must have been told. */
+    private void checkLostFirst(String what, FreezableClient holder, Lease lease, LockClient other, String name)
+            throws InterruptedException {
         AtomicLong lostAt = new AtomicLong();
         AtomicReference<LockLostException> event = new AtomicReference<>();
         lease.onLost(e -> {
@@ -361,15 +426,16 @@ import org.junit.jupiter.api.extension.ExtendWith;
         Optional<Lease> taken = other.lock(name).tryAcquire(lease().multipliedBy(4).plus(opTimeout()));
         long takenAt = System.nanoTime();
         boolean stillValid = lease.isValid();
-        assertTrue(taken.isPresent(), Rule.S7.failure("the lock of a frozen holder was never freed on the server"));
-        assertFalse(stillValid, Rule.S7.failure("the frozen holder's lease was still valid when another client got the lock"));
-        assertTrue(lostAt.get() != 0, Rule.S7.failure("onLost had not fired when another client got the lock"));
-        assertTrue(lostAt.get() - takenAt <= 0, Rule.S7.failure("onLost fired after another client got the lock"));
+        assertTrue(taken.isPresent(), Rule.S7.failure(what + ": the lock was never freed on the server"));
+        assertFalse(stillValid, Rule.S7.failure(what + ": its lease was still valid when another client got the lock"));
+        assertTrue(lostAt.get() != 0, Rule.S7.failure(what + ": onLost had not fired when another client got the lock"));
+        assertTrue(lostAt.get() - takenAt <= 0, Rule.S7.failure(what + ": onLost fired after another client got the lock"));
         assertThrows(LockLostException.class, lease::ensureValid, Rule.S7.failure("ensureValid() did not throw on a lost lease"));
         assertEquals(lease.fencingToken(), event.get().fencingToken(), "the event names the lost lease's token");
-        System.out.println("[dlock-tck] S7: lost reported " + millis(lostAt.get() - frozenAt) + " ms after the freeze, "
-                + millis(takenAt - lostAt.get()) + " ms before another client got the lock");
+        System.out.println("[dlock-tck] S7 (" + what + "): lost reported " + millis(lostAt.get() - frozenAt)
+                + " ms after the freeze, " + millis(takenAt - lostAt.get()) + " ms before another client got the lock");
         taken.get().release();
+        holder.unfreeze();
     }
 
     /**
@@ -453,27 +519,39 @@ import org.junit.jupiter.api.extension.ExtendWith;
      */
     @Test
     public void L1_releaseHandsOverPromptly() throws Exception {
-        String name = name(Rule.L1);
         LockClient a = client();
-        LockClient b = client();
-        Lease held = a.lock(name).tryAcquire(lease()).orElseThrow();
+        handOff("a waiter", a, client());
+        if (a.capabilities().contains(Capability.NOTIFY_WAITERS)) {
+            // a backend that declares it notifies waiters must not need polling: with a 30 s retry cap, only a
+            // notification can wake the waiter within the bound
+            handOff("a waiter with a 30 s retry cap (NOTIFY_WAITERS)", a,
+                    client(c -> c.retry(Duration.ofMillis(10), Duration.ofSeconds(30))));
+        }
+    }
+
+    private void handOff(String what, LockClient a, LockClient b) throws Exception {
+        String name = name(Rule.L1);
+        // a lease ten times the TCK's, renewed: only the release can explain a hand-off within the bound
+        Lease held = a.lock(name, LockOptions.builder().leaseTime(lease().multipliedBy(10)).build())
+                .tryAcquire(lease()).orElseThrow();
         AtomicLong grantedAt = new AtomicLong();
         Worker waiter = new Worker("L1-waiter", () -> {
-            Optional<Lease> l = b.lock(name).tryAcquire(Duration.ofSeconds(30));
+            Optional<Lease> l = b.lock(name).tryAcquire(Duration.ofSeconds(60));
             grantedAt.set(System.nanoTime());
-            assertTrue(l.isPresent(), Rule.L1.failure("the waiter timed out"));
+            assertTrue(l.isPresent(), Rule.L1.failure(what + " timed out"));
             l.get().release();
         });
         waiter.start();
-        sleep(lease()); // the waiter is now waiting on the server, and the holder has renewed at least once
+        sleep(lease()); // the waiter is now waiting on the server, its backoff grown to its cap
         long releasedAt = System.nanoTime();
         held.release();
-        waiter.finish(Duration.ofSeconds(30));
+        waiter.finish(Duration.ofSeconds(60));
         long handOff = grantedAt.get() - releasedAt;
-        System.out.println("[dlock-tck] L1: hand-off " + millis(handOff) + " ms");
+        System.out.println("[dlock-tck] L1: hand-off to " + what + " " + millis(handOff) + " ms");
         // generous: a notifying backend hands over in milliseconds, a polling one within its retry cap (250 ms in the
         // TCK) plus one round trip; 2 s leaves room for a loaded CI machine and is still well below "never"
-        assertTrue(handOff < Duration.ofSeconds(2).toNanos(), Rule.L1.failure("hand-off took " + millis(handOff) + " ms"));
+        assertTrue(handOff < Duration.ofSeconds(2).toNanos(), Rule.L1.failure("hand-off to " + what + " took "
+                + millis(handOff) + " ms"));
     }
 
     /**
@@ -483,22 +561,62 @@ import org.junit.jupiter.api.extension.ExtendWith;
      */
     @Test
     public void L2_crashedHoldersLockFreesAfterTheLease() throws Exception {
+        LockClient other = client();
+        // crashed right after the grant: the server's lease is the one the grant started
         String name = name(Rule.L2);
         FreezableClient crashed = freezable("L2");
-        LockClient other = client();
         long requestedAt = System.nanoTime();
         crashed.client().lock(name).tryAcquire(lease()).orElseThrow();
+        long answeredAt = System.nanoTime();
         crashed.crash();
-        Optional<Lease> next = other.lock(name).tryAcquire(lease().multipliedBy(4).plus(opTimeout()));
-        long freedAfter = System.nanoTime() - requestedAt;
-        assertTrue(next.isPresent(), Rule.L2.failure("the lock of a crashed holder was not freed within "
-                + lease().multipliedBy(4).plus(opTimeout())));
+        long freedAt = freedAfterCrash("crashed after its grant", other, name, answeredAt);
         // the server may not free the lock before one lease time after the grant; 10% slack for drift margins
-        assertTrue(freedAfter >= lease().toNanos() * 9 / 10, Rule.L2.failure("the lock of a crashed holder was freed "
-                + millis(freedAfter) + " ms after its grant, before its lease of " + lease().toMillis() + " ms ended"));
-        System.out.println("[dlock-tck] L2: crashed holder's lock freed " + millis(freedAfter) + " ms after its grant (lease "
-                + lease().toMillis() + " ms)");
+        assertTrue(freedAt - requestedAt >= lease().toNanos() * 9 / 10, Rule.L2.failure("the lock of a crashed holder "
+                + "was freed " + millis(freedAt - requestedAt) + " ms after its grant was asked for, before its lease of "
+                + lease().toMillis() + " ms ended"));
+
+        // crashed after renewing for a while: the server's lease is the one the last renewal extended
+        String renewed = name(Rule.L2);
+        FreezableClient renewing = freezable("L2");
+        renewing.client().lock(renewed).tryAcquire(lease()).orElseThrow();
+        sleep(lease().multipliedBy(2));
+        long crashedAt = System.nanoTime(); // every renewal answer the holder got came before this
+        renewing.crash();
+        freedAfterCrash("crashed after renewing for two lease times", other, renewed, crashedAt);
+    }
+
+    /**
+     * Waits for a crashed holder's lock to free and checks it freed soon enough: by the time the
+     * server last extended the lease plus one lease time, with slack.
+     *
+     * @return when another client got the lock
+     */
+    private long freedAfterCrash(String what, LockClient other, String name, long lastAnswerAt) throws Exception {
+        // upper bound: the server's lease ends one lease time after it last extended it, which was before the holder's
+        // last answer; slack: half a lease for servers that expire in coarse ticks (etcd, ZooKeeper), plus the
+        // waiter's retry cap (250 ms) and a round trip. A server that keeps a lock twice the lease time fails this.
+        long bound = lease().toNanos() + lease().toNanos() / 2 + Duration.ofMillis(300).toNanos();
+        boolean observed = other.capabilities().contains(Capability.HOLDER_QUERY);
+        Optional<Lease> next = other.lock(name).tryAcquire(lease().multipliedBy(4).plus(opTimeout()));
+        long freedAt = System.nanoTime();
+        assertTrue(next.isPresent(), Rule.L2.failure("the lock of a holder " + what + " was not freed within "
+                + lease().multipliedBy(4).plus(opTimeout())));
+        long after = freedAt - lastAnswerAt;
+        System.out.println("[dlock-tck] L2: lock of a holder " + what + " freed " + millis(after) + " ms after its last "
+                + "answer (lease " + lease().toMillis() + " ms, bound " + millis(bound) + " ms)");
+        assertTrue(after <= bound, Rule.L2.failure("the lock of a holder " + what + " was freed only " + millis(after)
+                + " ms after the holder's last answer, with a lease of " + lease().toMillis() + " ms: the server kept it "
+                + "longer than the lease it was asked for"));
+        if (observed) {
+            Optional<LockHolder> h = other.holder(name);
+            assertTrue(h.isPresent() && h.get().ownerId().equals(next.get().ownerId()), Rule.L2.failure(
+                    "holder() does not show the client that took over the crashed holder's lock: " + h));
+        }
         next.get().release();
+        if (observed) {
+            assertTrue(other.holder(name).isEmpty(), Rule.L2.failure("holder() shows a holder of a released lock"));
+        }
+        return freedAt;
     }
 
     /**
@@ -512,17 +630,28 @@ import org.junit.jupiter.api.extension.ExtendWith;
         LockClient a = client();
         LockClient b = client();
         Lease held = a.lock(name).tryAcquire(lease()).orElseThrow();
+        // three more locks taken back to back: their renewals come due together and go out as one batch
+        List<Lease> batch = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            batch.add(a.lock(name + "-" + i).tryAcquire(lease()).orElseThrow());
+        }
         long until = System.nanoTime() + lease().multipliedBy(5).toNanos();
         int checks = 0;
         while (System.nanoTime() - until < 0) {
             assertTrue(held.isValid(), Rule.L3.failure("the renewed lease became invalid after "
                     + checks + " checks"));
             assertTrue(b.lock(name).tryAcquire().isEmpty(), Rule.L3.failure("another client got a lock that was being renewed"));
+            for (Lease l : batch) {
+                assertTrue(l.isValid(), Rule.L3.failure("a lease renewed in a batch became invalid after " + checks + " checks"));
+                assertTrue(b.lock(l.lockName()).tryAcquire().isEmpty(), Rule.L3.failure("another client got a lock that "
+                        + "was being renewed in a batch with others"));
+            }
             checks++;
             sleep(lease().dividedBy(10));
         }
         assertTrue(held.remaining().compareTo(Duration.ZERO) > 0, "a renewed lease has time left");
         held.release();
+        batch.forEach(Lease::release);
         assertTrue(b.lock(name).tryAcquire(lease()).map(l -> {
             l.release();
             return true;
@@ -669,6 +798,82 @@ import org.junit.jupiter.api.extension.ExtendWith;
         assertTrue(clean, Rule.L7.failure("threads still alive after close(): " + leaked));
     }
 
+    /**
+     * L8: three clients that each re-acquire one lock in a tight loop, releasing and asking again at
+     * once, all keep getting it: no waiter waits more than a bounded time while the others cycle.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
+    @Test
+    public void L8_noContenderStarves() throws Exception {
+        String name = name(Rule.L8);
+        List<LockClient> clients = List.of(client(), client(), client());
+        // a waiter queued behind the two others waits for at most their holds and hand-offs; two lease times plus
+        // the operation timeout plus a second is far more than that, and far less than "starved"
+        Duration bound = lease().multipliedBy(2).plus(opTimeout()).plus(Duration.ofSeconds(1));
+        long runFor = Duration.ofSeconds(3).plus(lease().multipliedBy(2)).toNanos();
+        long[] grants = new long[clients.size()];
+        long[] longestWait = new long[clients.size()];
+        runConcurrently(clients.size(), "L8", Duration.ofNanos(runFor).plus(bound.multipliedBy(2)), i -> {
+            DistributedLock lock = clients.get(i).lock(name);
+            long until = System.nanoTime() + runFor;
+            while (System.nanoTime() - until < 0) {
+                long t0 = System.nanoTime();
+                Optional<Lease> l = lock.tryAcquire(bound);
+                long waited = System.nanoTime() - t0;
+                longestWait[i] = Math.max(longestWait[i], waited);
+                assertTrue(l.isPresent(), Rule.L8.failure("client " + i + " waited " + bound.toMillis() + " ms without a "
+                        + "grant while the two others kept re-acquiring the lock (grants so far: "
+                        + Arrays.toString(grants) + ")"));
+                grants[i]++;
+                Thread.sleep(5);
+                l.get().release(); // and ask again at once
+            }
+        });
+        System.out.println("[dlock-tck] L8: grants per client " + Arrays.toString(grants) + ", longest waits "
+                + Arrays.stream(longestWait).map(TckSupport::millis).boxed().toList() + " ms");
+    }
+
+    /**
+     * L9: close() of a client that holds a thousand leases returns within about two operation
+     * timeouts when its backend does not answer: releases go out together under one deadline, and
+     * what is not released by then ends by expiry on the server.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
+    @Test
+    public void L9_closeIsBounded() throws Exception {
+        FreezableClient frozen = freezable("L9");
+        LockClient c = frozen.client();
+        String p = name(Rule.L9);
+        int count = 1000;
+        // leases long enough to stay valid through the whole close, so that close() has all of them to release
+        // (a backend whose leases are bounded by its session refuses ten lease times: it gets the TCK's lease)
+        LockOptions options;
+        try {
+            options = LockOptions.builder().leaseTime(lease().multipliedBy(10)).build();
+            c.lock(p, options);
+        } catch (IllegalArgumentException e) {
+            options = options();
+        }
+        for (int i = 0; i < count; i++) {
+            c.lock(p + "-" + i, options).tryAcquire(lease()).orElseThrow(() -> new AssertionError("a free lock was not granted"));
+        }
+        frozen.freeze();
+        // generous: one operation timeout for the releases, one for closing connections, and a second for scheduling
+        Duration bound = opTimeout().multipliedBy(2).plus(Duration.ofSeconds(1));
+        long t0 = System.nanoTime();
+        Thread closer = new Thread(c::close, "dlock-tck-L9-close");
+        closer.setDaemon(true);
+        closer.start();
+        closer.join(bound.toMillis() + 60_000);
+        long took = System.nanoTime() - t0;
+        frozen.unfreeze();
+        System.out.println("[dlock-tck] L9: close() with " + count + " leases on a frozen network took " + millis(took) + " ms");
+        assertTrue(took <= bound.toNanos(), Rule.L9.failure("close() of a client holding " + count + " leases on a frozen "
+                + "network took " + millis(took) + " ms; the bound is " + bound.toMillis() + " ms"));
+    }
+
     // ------------------------------------------------------------------ input
 
     /** V1: invalid names, lease times and waits are rejected with messages that name the parameter. */
@@ -717,7 +922,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
         String name = name(Rule.V2);
         LockClient a = client();
         LockClient b = client();
-        Lease lease = a.lock(name).tryAcquire(lease()).orElseThrow();
+        // a lease ten times the TCK's: only the release can free it within the waits below
+        Lease lease = a.lock(name, LockOptions.builder().leaseTime(lease().multipliedBy(10)).build())
+                .tryAcquire(lease()).orElseThrow();
         long token = lease.fencingToken();
         AtomicInteger lostCalls = new AtomicInteger();
         lease.onLost(e -> lostCalls.incrementAndGet());

@@ -38,6 +38,9 @@ public enum Rule {
     /** S10: a skewed wall clock changes nothing. */
     S10("a skewed wall clock changes nothing",
             "never compare wall-clock times across machines: expiry must be decided by the server's own clock or by the waiter's monotonic clock"),
+    /** S11: a server that restarts empty lets nobody in while an old lease can still be valid. */
+    S11("a server that restarts empty lets nobody in while an old lease can still be valid",
+            "after a restart that lost the locks, either refuse grants for the longest lease a client may hold (a lock-delay), or make every old holder's renewal fail before anyone else is granted; tokens must keep increasing"),
     /** L1: release hands over promptly to a waiter. */
     L1("release hands over promptly to a waiter",
             "release must wake waiters (notification) or waiters must poll with a bounded interval"),
@@ -59,6 +62,12 @@ public enum Rule {
     /** L7: close() releases locks and leaks no threads. */
     L7("close() releases locks and leaks no threads",
             "LockBackend.close() must stop every thread the backend started and close its connections; the core releases held leases first"),
+    /** L8: no contender starves while others re-acquire in a tight loop. */
+    L8("no contender starves while others re-acquire in a tight loop",
+            "a client that releases and asks again at once must not always win: queue waiters on the server (FAIR), or give a waiter that has been refused a ticket that a fresh request must respect"),
+    /** L9: close() is bounded however many leases a client holds. */
+    L9("close() is bounded however many leases a client holds",
+            "release, renew and every other backend call must honour the operation timeout, also when close() releases many leases at once against a backend that does not answer"),
     /** V1: bad names, lease times and waits are rejected clearly. */
     V1("bad names, lease times and waits are rejected clearly",
             "validation belongs in the core; a backend's own limits go in minimumLeaseTime()/maximumLeaseTime()"),
@@ -71,6 +80,18 @@ public enum Rule {
     /** N1: a randomized fault run keeps the fenced resource safe. */
     N1("a randomized fault run keeps the fenced resource safe",
             "read the run's seed and history summary; replay it with -Ddlock.tck.seed; a stale write accepted means tokens went backwards, an overlap means exclusion failed"),
+    /** N2: after faults stop, the lock is granted again. */
+    N2("after faults stop, the lock is granted again within two lease times",
+            "nothing may keep a lock once its client gave up on it: abandon() must delete late-applied creates and queue entries, and no session or lease may keep renewing a key its acquisition abandoned"),
+    /** B1: grants belong to owners, not connections. */
+    B1("grants belong to owners, not connections",
+            "the server-side entry must name the request's owner id; never treat a request from the same connection or session as the holder"),
+    /** B2: renew is owner-checked, per lease, in order. */
+    B2("renew is owner-checked, per lease, in order",
+            "renew must compare the owner id (and token) on the server for each lease, answer false (not throw) for a lease not held, never re-create a missing entry, and return results in the order of its argument"),
+    /** B3: release is owner-checked and answers what it did. */
+    B3("release is owner-checked and answers what it did",
+            "release must delete only the entry with the caller's owner id, in one atomic step, and answer whether it deleted it; 'not held' is false, not an exception"),
     /** E1: at most one valid leader, terms increase. */
     E1("at most one valid leader, terms increase",
             "a leadership is a lease: exclusion (S1) and token order (S2) must hold across clients, and release must reach the server only after the holder stopped using the lease"),

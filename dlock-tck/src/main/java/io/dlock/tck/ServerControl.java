@@ -14,4 +14,14 @@ public interface ServerControl {
 
     /** Starts the server again on the same address after {@link #kill()}, with whatever it persisted. */
     void restart();
+
+    /**
+     * Whether {@link #restart()} brings the server back without the locks it held: a server run
+     * without persistence, as many Redis deployments are. S11 needs such a restart.
+     *
+     * @return false by default
+     */
+    default boolean restartLosesLocks() {
+        return false;
+    }
 }

@@ -82,7 +82,7 @@ public final class TckReporter implements TestWatcher, AfterAllCallback {
         StringBuilder summary = new StringBuilder("[dlock-tck] " + tck.fixtureName() + ":");
         results.forEach((rule, r) -> summary.append(' ').append(rule).append('=').append(r.getKey()));
         System.out.println(summary);
-        String dir = System.getProperty("dlock.tck.reportDir");
+        String dir = context.getConfigurationParameter("dlock.tck.reportDir").orElse(null);
         if (dir == null || dir.isBlank() || !tck.reportable() || results.isEmpty()) {
             return;
         }

@@ -54,7 +54,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.MethodName.class)
-@ExtendWith(TckReporter.class)
+@ExtendWith({TckSettings.class, TckReporter.class})
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class TckSupport {
 
@@ -79,13 +79,35 @@ public abstract class TckSupport {
      */
     protected abstract TckFixture createFixture();
 
+    /** Where settings come from: the run's JUnit configuration parameters, then system properties. */
+    private volatile java.util.function.Function<String, Optional<String>> settings = key -> Optional.ofNullable(
+            System.getProperty(key));
+
+    final void useSettings(java.util.function.Function<String, Optional<String>> source) {
+        this.settings = source;
+    }
+
+    /**
+     * Reads a setting of this run: a JUnit Platform configuration parameter (set per run, e.g. by
+     * {@code LauncherDiscoveryRequestBuilder.configurationParameter}, or in
+     * {@code junit-platform.properties}), or else a system property of the same name. The TCK's
+     * own settings are {@code dlock.tck.seed}, {@code dlock.tck.rules}, {@code dlock.tck.reportDir}
+     * and {@code dlock.tck.nemesis.duration}; a fixture may read its own.
+     *
+     * @param key the setting's name
+     * @return its value, if set
+     */
+    protected final Optional<String> setting(String key) {
+        return settings.apply(key).filter(v -> !v.isBlank());
+    }
+
     @BeforeAll
     final void startFixture() {
-        seed = Long.getLong("dlock.tck.seed", DEFAULT_SEED);
+        seed = setting("dlock.tck.seed").map(Long::parseLong).orElse(DEFAULT_SEED);
         fixture = createFixture();
         System.out.println("[dlock-tck] provider " + fixture.name() + ", lease time " + fixture.leaseTime()
                 + ", operation timeout " + fixture.operationTimeout() + ", seed " + seed
-                + " (set -Ddlock.tck.seed to change)");
+                + " (set dlock.tck.seed to change)" + setting("dlock.tck.rules").map(r -> ", rules " + r).orElse(""));
     }
 
     @AfterEach

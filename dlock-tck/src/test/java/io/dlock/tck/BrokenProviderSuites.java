@@ -3,10 +3,14 @@ package io.dlock.tck;
 import io.dlock.tck.mem.MemFixture;
 
 /**
- * The TCK run against each deliberately broken provider. Not run by Surefire directly (the
- * names do not end in Test): {@link TckSelfTest} launches them and checks which rules fail.
+ * The TCK run against a deliberately broken provider, chosen per run by the configuration
+ * parameter {@code dlock.tck.selftest.scheme}. Not run by Surefire directly (the names do not end
+ * in Test): {@link TckSelfTest} launches them and checks which rules fail.
  */
 final class BrokenProviderSuites {
+
+    /** The configuration parameter naming the broken provider's scheme. */
+    static final String SCHEME = "dlock.tck.selftest.scheme";
 
     private BrokenProviderSuites() { }
 
@@ -22,31 +26,19 @@ final class BrokenProviderSuites {
         }
     }
 
-    static class ReleaseSuite extends LockProviderTck {
+    /** The contract suite on the broken provider named by the run's settings. */
+    static class Contract extends LockProviderTck {
         @Override
         protected TckFixture createFixture() {
-            return new BrokenFixture("broken-release");
+            return new BrokenFixture(setting(SCHEME).orElseThrow());
         }
     }
 
-    static class TokenSuite extends LockProviderTck {
+    /** The fault tier on the broken provider named by the run's settings. */
+    static class Faults extends FaultToleranceTck {
         @Override
         protected TckFixture createFixture() {
-            return new BrokenFixture("broken-token");
-        }
-    }
-
-    static class ValiditySuite extends LockProviderTck {
-        @Override
-        protected TckFixture createFixture() {
-            return new BrokenFixture("broken-validity");
-        }
-    }
-
-    static class WaitSuite extends LockProviderTck {
-        @Override
-        protected TckFixture createFixture() {
-            return new BrokenFixture("broken-wait");
+            return new BrokenFixture(setting(SCHEME).orElseThrow());
         }
     }
 }

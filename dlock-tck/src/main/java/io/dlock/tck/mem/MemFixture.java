@@ -110,6 +110,11 @@ public class MemFixture implements TckFixture {
             public void restart() {
                 s.resume();
             }
+
+            @Override
+            public boolean restartLosesLocks() {
+                return true;
+            }
         });
     }
 

@@ -21,7 +21,8 @@ import java.util.UUID;
  * The reference provider, {@code mem://NAME}: an in-JVM lock server that passes every TCK rule,
  * for users' unit tests and as the TCK's own yardstick. Clients that open the same NAME in one JVM
  * share one server; each client has its own emulated network link, which the TCK can freeze.
- * Capabilities: FENCING, NOTIFY_WAITERS, HOLDER_QUERY.
+ * Capabilities: FENCING, NOTIFY_WAITERS, HOLDER_QUERY, SURVIVES_EMPTY_RESTART (a lock-delay after
+ * {@link MemServer#kill()}).
  */
 public final class MemLockProvider implements LockProvider {
 
@@ -61,7 +62,8 @@ public final class MemLockProvider implements LockProvider {
 
         @Override
         public Set<Capability> capabilities() {
-            return EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY);
+            return EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY,
+                    Capability.SURVIVES_EMPTY_RESTART);
         }
 
         @Override

@@ -92,9 +92,16 @@ public final class MemServer {
         pause();
         synchronized (this) {
             locks.clear();
+            // the lock-delay: a lease granted before the crash may still be valid on its holder's clock for up
+            // to the longest lease this server ever granted, so nobody is granted anything until then
+            lockDelayUntil = now() + longestLease;
+            kills++;
             notifyAll();
         }
     }
+
+    private long longestLease; // guarded by this
+    private long lockDelayUntil = now(); // guarded by this
 
     void unregister(String linkId) {
         links.remove(linkId);
@@ -116,10 +123,18 @@ public final class MemServer {
 
     /** @return the token granted, or minus the holder's remaining nanoseconds (at most -1) if busy */
     synchronized long tryAcquire(String lock, String owner, long leaseNanos) {
+        return tryAcquire(lock, owner, leaseNanos, true);
+    }
+
+    synchronized long tryAcquire(String lock, String owner, long leaseNanos, boolean lockDelay) {
         Entry e = live(lock);
         if (e != null) {
             return -Math.max(1, e.expiresAt - now());
         }
+        if (lockDelay && now() - lockDelayUntil < 0) {
+            return -Math.max(1, lockDelayUntil - now());
+        }
+        longestLease = Math.max(longestLease, leaseNanos);
         long token = ++counter;
         locks.put(lock, new Entry(owner, token, now() + leaseNanos));
         return token;
@@ -130,6 +145,7 @@ public final class MemServer {
         if (e == null || !e.owner.equals(owner) || e.token != token) {
             return false;
         }
+        longestLease = Math.max(longestLease, leaseNanos);
         locks.put(lock, new Entry(owner, token, now() + leaseNanos));
         return true;
     }
@@ -176,6 +192,58 @@ public final class MemServer {
             }
         }
     }
+
+    // ---- broken behaviours, for the TCK's self-test mutants only (never called by the reference provider) ----
+
+    /** Extends whoever holds the lock: a renew without the owner check. */
+    synchronized boolean renewWhoeverHolds(String lock, long leaseNanos) {
+        Entry e = live(lock);
+        if (e == null) {
+            return false;
+        }
+        locks.put(lock, new Entry(e.owner, e.token, now() + leaseNanos));
+        return true;
+    }
+
+    /** Renews, re-creating the entry if the server no longer has it. */
+    synchronized boolean renewOrRecreate(String lock, String owner, long token, long leaseNanos) {
+        Entry e = live(lock);
+        if (e != null && (!e.owner.equals(owner) || e.token != token)) {
+            return false;
+        }
+        locks.put(lock, new Entry(owner, token, now() + leaseNanos));
+        return true;
+    }
+
+    /** Grants a lock whose holder has less than {@code earlyNanos} left, as if it had expired. */
+    synchronized long tryAcquireEarly(String lock, String owner, long leaseNanos, long earlyNanos) {
+        Entry e = live(lock);
+        if (e != null && e.expiresAt - now() <= earlyNanos) {
+            locks.remove(lock);
+        }
+        return tryAcquire(lock, owner, leaseNanos);
+    }
+
+    /** Extends every lock whose owner id starts with the prefix (a session that keeps all its keys alive). */
+    synchronized void renewAllOf(String ownerPrefix, long leaseNanos) {
+        for (Map.Entry<String, Entry> e : locks.entrySet()) {
+            if (e.getValue().owner.startsWith(ownerPrefix) && now() - e.getValue().expiresAt < 0) {
+                e.setValue(new Entry(e.getValue().owner, e.getValue().token, now() + leaseNanos));
+            }
+        }
+    }
+
+    /** @return the fencing counter now (a mutant that forgets it across restarts subtracts its value at the kill) */
+    synchronized long counter() {
+        return counter;
+    }
+
+    /** @return how many times the server was killed */
+    synchronized int kills() {
+        return kills;
+    }
+
+    private int kills; // guarded by this
 
     /** @return how many locks are held now (for tests of bounded state) */
     public synchronized int size() {

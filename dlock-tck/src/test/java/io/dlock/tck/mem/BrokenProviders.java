@@ -10,37 +10,74 @@ import io.dlock.spi.BackendContext;
 import io.dlock.spi.HeldLock;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
+import io.dlock.tck.Rule;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 /**
- * Deliberately broken providers, each the reference provider with one bug, for the TCK's
- * self-test: each must fail exactly the rule its bug breaks. Registered for the tests only, under
- * their own schemes.
+ * Deliberately broken providers for the TCK's self-test: each is the reference provider with one
+ * realistic bug, and must fail exactly the rules listed with it, passing every other one. One
+ * provider class serves every broken scheme ({@code broken-<bug>}), registered for the tests only.
  */
-public final class BrokenProviders {
+public final class BrokenProviders implements LockProvider {
 
-    private BrokenProviders() { }
+    /** One broken provider: its scheme, its bug, the rules that must catch it, and how it breaks the backend. */
+    public record Mutant(String scheme, String bug, Set<Rule> caughtBy, Function<Ctx, LockBackend> make) { }
 
-    /** Delegates everything to the reference backend; subclasses break one thing. */
-    abstract static class Broken implements LockProvider {
-        @Override
-        public String name() {
-            return schemes().iterator().next();
-        }
+    /** What a mutant is built from: the reference backend and the client's context. */
+    public record Ctx(MemLockProvider.MemBackend real, BackendContext context) { }
 
-        @Override
-        public LockBackend open(BackendContext context) {
-            return wrap((MemLockProvider.MemBackend) new MemLockProvider().open(context));
-        }
+    private static final Map<String, Mutant> MUTANTS = new LinkedHashMap<>();
 
-        abstract LockBackend wrap(MemLockProvider.MemBackend real);
+    private static void add(String bug, String description, Set<Rule> caughtBy, Function<Ctx, LockBackend> make) {
+        String scheme = "broken-" + bug;
+        MUTANTS.put(scheme, new Mutant(scheme, description, caughtBy, make));
     }
 
-    /** Forwards to the real backend. */
+    private static Set<Rule> rules(Rule... rules) {
+        return rules.length == 0 ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(Arrays.asList(rules)));
+    }
+
+    /** @return every broken provider, in the order of the table in docs/TCK.md */
+    public static List<Mutant> all() {
+        return List.copyOf(MUTANTS.values());
+    }
+
+    /** Creates the provider (used by {@link java.util.ServiceLoader}). */
+    public BrokenProviders() { }
+
+    @Override
+    public String name() {
+        return "broken";
+    }
+
+    @Override
+    public Set<String> schemes() {
+        return MUTANTS.keySet();
+    }
+
+    @Override
+    public LockBackend open(BackendContext context) {
+        Mutant m = MUTANTS.get(context.uri().scheme().toLowerCase(Locale.ROOT));
+        MemLockProvider.MemBackend real = (MemLockProvider.MemBackend) new MemLockProvider().open(context);
+        return m.make().apply(new Ctx(real, context));
+    }
+
+    // ------------------------------------------------------------------ plumbing
+
+    /** Forwards to the reference backend; a mutant overrides one thing. */
     static class Forwarding implements LockBackend {
         final MemLockProvider.MemBackend real;
 
@@ -56,6 +93,11 @@ public final class BrokenProviders {
         @Override
         public Duration minimumLeaseTime() {
             return real.minimumLeaseTime();
+        }
+
+        @Override
+        public Duration maximumLeaseTime() {
+            return real.maximumLeaseTime();
         }
 
         @Override
@@ -82,11 +124,20 @@ public final class BrokenProviders {
         public void close() {
             real.close();
         }
+
+        /** Runs a request over the client's emulated network. */
+        <T> T call(String name, java.util.function.Supplier<T> request) {
+            return real.link.call(name, request);
+        }
+
+        MemServer server() {
+            return real.server;
+        }
     }
 
-    /** Forwards an attempt; subclasses break one step. */
+    /** Forwards an attempt; a mutant overrides one step. */
     static class ForwardingAttempt implements AcquireAttempt {
-        private final AcquireAttempt delegate;
+        final AcquireAttempt delegate;
 
         ForwardingAttempt(AcquireAttempt delegate) {
             this.delegate = delegate;
@@ -108,147 +159,705 @@ public final class BrokenProviders {
         }
     }
 
-    /** Bug: release deletes the lock without checking the owner. Breaks S3. */
-    public static final class ReleaseWithoutOwnerCheck extends Broken {
+    /** An attempt that grants through a custom server call, with the reference's waiting and abandon. */
+    abstract static class CustomGrant implements AcquireAttempt {
+        final Forwarding backend;
+        final AcquireRequest request;
+        private final AcquireAttempt reference;
+        private boolean unknown;
+
+        CustomGrant(Forwarding backend, AcquireRequest request) {
+            this.backend = backend;
+            this.request = request;
+            this.reference = backend.real.newAttempt(request);
+        }
+
+        /** @return the token, or minus the remaining nanoseconds when busy, as {@link MemServer#tryAcquire} */
+        abstract long grant(MemServer server, long leaseNanos);
+
         @Override
-        public Set<String> schemes() {
-            return Set.of("broken-release");
+        public AttemptResult tryOnce() {
+            unknown = true;
+            long r = backend.call(request.name(), () -> grant(backend.server(), request.leaseTime().toNanos()));
+            unknown = false;
+            return r > 0 ? AttemptResult.granted(r, null) : AttemptResult.busy(Duration.ofNanos(-r));
         }
 
         @Override
-        LockBackend wrap(MemLockProvider.MemBackend real) {
-            return new Forwarding(real) {
-                @Override
-                public boolean release(HeldLock lock) {
-                    return real.link.call(lock.name(), () -> real.server.forceRelease(lock.name()));
+        public void awaitTurn(Duration maxWait) throws InterruptedException {
+            reference.awaitTurn(maxWait);
+        }
+
+        @Override
+        public void abandon() {
+            if (unknown) {
+                try {
+                    backend.call(request.name(), () -> {
+                        Optional<LockHolder> h = backend.server().holder(request.name());
+                        return h.isPresent() && h.get().ownerId().equals(request.ownerId())
+                                && backend.server().release(request.name(), request.ownerId(), h.get().fencingToken());
+                    });
+                } catch (RuntimeException ignored) {
+                    // best effort
                 }
-            };
+            }
         }
     }
 
-    /**
-     * Bug: the token handed to the holder is counted by the client (1, 2, 3, ... per client)
-     * instead of by the server, so two clients reuse tokens. Breaks S2, and with it S8: a stalled
-     * holder's token is no lower than its successor's, so the fence cannot tell them apart.
-     */
-    public static final class TokenDoesNotIncrease extends Broken {
-        @Override
-        public Set<String> schemes() {
-            return Set.of("broken-token");
+    /** A renew that extends each lease by a given time, owner-checked. */
+    static boolean[] renewFor(Forwarding b, List<? extends HeldLock> locks, Function<HeldLock, Long> leaseNanos) {
+        return b.call(null, () -> {
+            boolean[] out = new boolean[locks.size()];
+            for (int i = 0; i < out.length; i++) {
+                HeldLock l = locks.get(i);
+                out[i] = b.server().renew(l.name(), l.ownerId(), l.fencingToken(), leaseNanos.apply(l));
+            }
+            return out;
+        });
+    }
+
+    /** A held lock with another name or token, as a mutant maps it for the server. */
+    record Mapped(String name, String ownerId, long fencingToken, Duration leaseTime, Object backendState)
+            implements HeldLock {
+        static Mapped of(HeldLock l, String name, long token) {
+            return new Mapped(name, l.ownerId(), token, l.leaseTime(), l.backendState());
         }
+    }
 
-        private record Real(HeldLock lock, long token) implements HeldLock {
+    /** A backend that renames every lock before it reaches the server. */
+    static LockBackend renaming(Ctx c, Function<String, String> rename) {
+        return new Forwarding(c.real()) {
             @Override
-            public String name() {
-                return lock.name();
+            public AcquireAttempt newAttempt(AcquireRequest r) {
+                return real.newAttempt(new AcquireRequest(rename.apply(r.name()), r.ownerId(), r.leaseTime()));
             }
 
             @Override
-            public String ownerId() {
-                return lock.ownerId();
+            public boolean[] renew(List<? extends HeldLock> locks) {
+                List<HeldLock> mapped = new ArrayList<>();
+                locks.forEach(l -> mapped.add(Mapped.of(l, rename.apply(l.name()), l.fencingToken())));
+                return real.renew(mapped);
             }
 
             @Override
-            public long fencingToken() {
-                return token;
+            public boolean release(HeldLock l) {
+                return real.release(Mapped.of(l, rename.apply(l.name()), l.fencingToken()));
             }
 
             @Override
-            public Duration leaseTime() {
-                return lock.leaseTime();
+            public Optional<LockHolder> holder(String name) {
+                return real.holder(rename.apply(name)).map(h -> new LockHolder(name, h.ownerId(), h.fencingToken(),
+                        h.remaining().orElse(null)));
             }
+        };
+    }
 
-            @Override
-            public Object backendState() {
-                return null;
-            }
-        }
+    /** The server's token a token mutant kept in the backend state (a lease it never granted has none). */
+    private static long serverToken(HeldLock l) {
+        return l.backendState() instanceof Long t ? t : l.fencingToken();
+    }
 
-        @Override
-        LockBackend wrap(MemLockProvider.MemBackend real) {
-            java.util.concurrent.atomic.AtomicLong clientCounter = new java.util.concurrent.atomic.AtomicLong();
-            return new Forwarding(real) {
-                @Override
-                public AcquireAttempt newAttempt(AcquireRequest request) {
-                    return new ForwardingAttempt(real.newAttempt(request)) {
-                        @Override
-                        public AttemptResult tryOnce() {
-                            AttemptResult r = super.tryOnce();
-                            return r.granted() ? AttemptResult.granted(clientCounter.incrementAndGet(), r.fencingToken()) : r;
-                        }
-                    };
-                }
+    private static long nanos(HeldLock l) {
+        return l.leaseTime().toNanos();
+    }
 
-                @Override
-                public boolean[] renew(List<? extends HeldLock> locks) {
-                    List<HeldLock> fixed = new ArrayList<>();
-                    for (HeldLock l : locks) {
-                        fixed.add(new Real(l, (Long) l.backendState()));
+    // ------------------------------------------------------------------ the mutants
+
+    static {
+        // ---- release
+        add("release", "release deletes the lock without checking the owner", rules(Rule.S3, Rule.B3, Rule.E2),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public boolean release(HeldLock lock) {
+                        return call(lock.name(), () -> server().forceRelease(lock.name()));
                     }
-                    return real.renew(fixed);
-                }
+                });
+        add("release-not-sent", "release answers true without sending anything: the lock ends by expiry",
+                rules(Rule.L1, Rule.L7, Rule.V2, Rule.B3),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public boolean release(HeldLock lock) {
+                        return true;
+                    }
+                });
+        add("release-always-true", "release answers true even when the owner no longer held the lock", rules(Rule.B3),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public boolean release(HeldLock lock) {
+                        real.release(lock);
+                        return true;
+                    }
+                });
 
-                @Override
-                public boolean release(HeldLock lock) {
-                    return real.release(new Real(lock, (Long) lock.backendState()));
-                }
-            };
-        }
-    }
-
-    /**
-     * Bug: renewal is fire-and-forget: it reports success without waiting for the server, so a
-     * holder cut off from the server stays valid forever. Breaks S7.
-     */
-    public static final class ValidityNeverEnds extends Broken {
-        @Override
-        public Set<String> schemes() {
-            return Set.of("broken-validity");
-        }
-
-        @Override
-        LockBackend wrap(MemLockProvider.MemBackend real) {
-            return new Forwarding(real) {
-                @Override
-                public boolean[] renew(List<? extends HeldLock> locks) {
-                    List<HeldLock> copy = new ArrayList<>(locks);
-                    Thread sender = new Thread(() -> {
-                        try {
-                            real.renew(copy);
-                        } catch (LockBackendException ignored) {
-                            // the bug: nobody looks at the answer
-                        }
-                    }, "dlock-tck-broken-renew");
-                    sender.setDaemon(true);
-                    sender.start();
-                    boolean[] all = new boolean[locks.size()];
-                    java.util.Arrays.fill(all, true);
-                    return all;
-                }
-            };
-        }
-    }
-
-    /** Bug: a waiter ignores the wait it was given and waits up to 5 s for a release. Breaks L4. */
-    public static final class WaitIgnoresTimeout extends Broken {
-        @Override
-        public Set<String> schemes() {
-            return Set.of("broken-wait");
-        }
-
-        @Override
-        LockBackend wrap(MemLockProvider.MemBackend real) {
-            return new Forwarding(real) {
-                @Override
-                public AcquireAttempt newAttempt(AcquireRequest request) {
-                    return new ForwardingAttempt(real.newAttempt(request)) {
+        // ---- tokens
+        add("token", "the token handed to the holder is counted by the client, not the server",
+                rules(Rule.S2, Rule.S8, Rule.E1, Rule.E2, Rule.E3, Rule.E4),
+                c -> {
+                    AtomicLong clientCounter = new AtomicLong();
+                    return new Forwarding(c.real()) {
                         @Override
-                        public void awaitTurn(Duration maxWait) throws InterruptedException {
-                            real.server.awaitChange(request.name(), Duration.ofSeconds(5).toNanos());
+                        public AcquireAttempt newAttempt(AcquireRequest request) {
+                            return new ForwardingAttempt(real.newAttempt(request)) {
+                                @Override
+                                public AttemptResult tryOnce() {
+                                    AttemptResult r = super.tryOnce();
+                                    return r.granted() ? AttemptResult.granted(clientCounter.incrementAndGet(), r.fencingToken()) : r;
+                                }
+                            };
+                        }
+
+                        @Override
+                        public boolean[] renew(List<? extends HeldLock> locks) {
+                            List<HeldLock> mapped = new ArrayList<>();
+                            locks.forEach(l -> mapped.add(Mapped.of(l, l.name(), serverToken(l))));
+                            return real.renew(mapped);
+                        }
+
+                        @Override
+                        public boolean release(HeldLock lock) {
+                            return real.release(Mapped.of(lock, lock.name(), serverToken(lock)));
                         }
                     };
-                }
-            };
-        }
+                });
+        add("token-reset-on-restart", "the token counter starts again from 1 after a server restart",
+                rules(Rule.L6, Rule.S11),
+                c -> {
+                    Map<Long, Long> base = new ConcurrentHashMap<>();
+                    return new Forwarding(c.real()) {
+                        private long offset() {
+                            // the counter as the server had it at its last kill: tokens restart from there
+                            return base.computeIfAbsent((long) server().kills(), k -> k == 0 ? 0 : server().counter());
+                        }
+
+                        @Override
+                        public AcquireAttempt newAttempt(AcquireRequest request) {
+                            return new ForwardingAttempt(real.newAttempt(request)) {
+                                @Override
+                                public AttemptResult tryOnce() {
+                                    long off = offset();
+                                    AttemptResult r = super.tryOnce();
+                                    return r.granted() ? AttemptResult.granted(r.fencingToken() - off, r.fencingToken()) : r;
+                                }
+                            };
+                        }
+
+                        @Override
+                        public boolean[] renew(List<? extends HeldLock> locks) {
+                            List<HeldLock> mapped = new ArrayList<>();
+                            locks.forEach(l -> mapped.add(Mapped.of(l, l.name(), serverToken(l))));
+                            return real.renew(mapped);
+                        }
+
+                        @Override
+                        public boolean release(HeldLock lock) {
+                            return real.release(Mapped.of(lock, lock.name(), serverToken(lock)));
+                        }
+                    };
+                });
+
+        // ---- renew
+        add("validity", "renewal is fire-and-forget: it reports success without waiting for the server",
+                rules(Rule.S7, Rule.E2),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public boolean[] renew(List<? extends HeldLock> locks) {
+                        List<HeldLock> copy = new ArrayList<>(locks);
+                        Thread sender = new Thread(() -> {
+                            try {
+                                real.renew(copy);
+                            } catch (LockBackendException ignored) {
+                                // the bug: nobody looks at the answer
+                            }
+                        }, "dlock-tck-broken-renew");
+                        sender.setDaemon(true);
+                        sender.start();
+                        boolean[] all = new boolean[locks.size()];
+                        Arrays.fill(all, true);
+                        return all;
+                    }
+                });
+        add("renew-any-owner", "renew extends the lock whoever holds it, without the owner check", rules(Rule.B2),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public boolean[] renew(List<? extends HeldLock> locks) {
+                        return call(null, () -> {
+                            boolean[] out = new boolean[locks.size()];
+                            for (int i = 0; i < out.length; i++) {
+                                out[i] = server().renewWhoeverHolds(locks.get(i).name(), nanos(locks.get(i)));
+                            }
+                            return out;
+                        });
+                    }
+                });
+        add("renew-recreates", "renew re-creates a lock the server no longer has", rules(Rule.B2),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public boolean[] renew(List<? extends HeldLock> locks) {
+                        return call(null, () -> {
+                            boolean[] out = new boolean[locks.size()];
+                            for (int i = 0; i < out.length; i++) {
+                                HeldLock l = locks.get(i);
+                                out[i] = server().renewOrRecreate(l.name(), l.ownerId(), l.fencingToken(), nanos(l));
+                            }
+                            return out;
+                        });
+                    }
+                });
+        add("renew-reversed", "a batched renew answers in reverse order", rules(Rule.B2),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public boolean[] renew(List<? extends HeldLock> locks) {
+                        boolean[] r = real.renew(locks);
+                        boolean[] out = new boolean[r.length];
+                        for (int i = 0; i < r.length; i++) {
+                            out[i] = r[r.length - 1 - i];
+                        }
+                        return out;
+                    }
+                });
+        add("renew-first-only", "a batched renew renews only its first lease and answers true for all",
+                rules(Rule.L3, Rule.B2),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public boolean[] renew(List<? extends HeldLock> locks) {
+                        boolean[] out = new boolean[locks.size()];
+                        if (!locks.isEmpty()) {
+                            real.renew(locks.subList(0, 1));
+                        }
+                        Arrays.fill(out, true);
+                        return out;
+                    }
+                });
+        add("renew-throws-stale", "renew throws instead of answering false for a lease not held", rules(Rule.B2),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public boolean[] renew(List<? extends HeldLock> locks) {
+                        boolean[] r = real.renew(locks);
+                        for (boolean b : r) {
+                            if (!b) {
+                                throw new LockBackendException("renew: not held", locks.get(0).name(), null);
+                            }
+                        }
+                        return r;
+                    }
+                });
+        add("renew-short", "renew extends the server's lease by half the lease time", rules(Rule.S7),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public boolean[] renew(List<? extends HeldLock> locks) {
+                        return renewFor(this, locks, l -> nanos(l) / 2);
+                    }
+                });
+        add("renew-long", "renew extends the server's lease by three lease times", rules(Rule.L2),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public boolean[] renew(List<? extends HeldLock> locks) {
+                        return renewFor(this, locks, l -> nanos(l) * 3);
+                    }
+                });
+
+        // ---- grant and expiry
+        add("grant-long", "the server keeps a grant three lease times", rules(Rule.L2),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new CustomGrant(this, request) {
+                            @Override
+                            long grant(MemServer server, long leaseNanos) {
+                                return server.tryAcquire(request.name(), request.ownerId(), leaseNanos * 3);
+                            }
+                        };
+                    }
+                });
+        add("grant-short", "the server keeps a grant half the lease time", rules(Rule.S7, Rule.L2, Rule.S10),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new CustomGrant(this, request) {
+                            @Override
+                            long grant(MemServer server, long leaseNanos) {
+                                return server.tryAcquire(request.name(), request.ownerId(), leaseNanos / 2);
+                            }
+                        };
+                    }
+                });
+        add("expiry-never", "the server never expires a lock: only a release frees it",
+                rules(Rule.S2, Rule.S3, Rule.S7, Rule.S8, Rule.S10, Rule.L2, Rule.E2),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new CustomGrant(this, request) {
+                            @Override
+                            long grant(MemServer server, long leaseNanos) {
+                                return server.tryAcquire(request.name(), request.ownerId(), Duration.ofDays(1).toNanos());
+                            }
+                        };
+                    }
+
+                    @Override
+                    public boolean[] renew(List<? extends HeldLock> locks) {
+                        return renewFor(this, locks, l -> Duration.ofDays(1).toNanos());
+                    }
+                });
+        add("early-takeover", "a lock counts as free a fifth of its lease before it expires",
+                rules(Rule.S7, Rule.L2),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new CustomGrant(this, request) {
+                            @Override
+                            long grant(MemServer server, long leaseNanos) {
+                                return server.tryAcquireEarly(request.name(), request.ownerId(), leaseNanos, leaseNanos / 5);
+                            }
+                        };
+                    }
+                });
+        add("wall-clock-expiry", "a waiter decides that a lock expired by comparing its own wall clock with the "
+                + "expiry time the holder wrote from its wall clock", rules(Rule.S10),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new CustomGrant(this, request) {
+                            @Override
+                            long grant(MemServer server, long leaseNanos) {
+                                long mine = c.context().clock().millis();
+                                Long theirs = WALL_EXPIRY.get(request.name());
+                                if (theirs != null && mine >= theirs) {
+                                    server.forceRelease(request.name()); // expired, by the clocks' say-so
+                                }
+                                long r = server.tryAcquire(request.name(), request.ownerId(), leaseNanos);
+                                if (r > 0) {
+                                    WALL_EXPIRY.put(request.name(), mine + leaseNanos / 1_000_000);
+                                }
+                                return r;
+                            }
+                        };
+                    }
+
+                    @Override
+                    public boolean[] renew(List<? extends HeldLock> locks) {
+                        boolean[] r = real.renew(locks);
+                        for (int i = 0; i < r.length; i++) {
+                            if (r[i]) {
+                                WALL_EXPIRY.put(locks.get(i).name(), c.context().clock().millis() + locks.get(i).leaseTime().toMillis());
+                            }
+                        }
+                        return r;
+                    }
+                });
+        add("keyed-by-connection", "a request from the connection that holds a lock is granted it again",
+                rules(Rule.B1),
+                c -> {
+                    Set<String> mine = ConcurrentHashMap.newKeySet();
+                    return new Forwarding(c.real()) {
+                        @Override
+                        public AcquireAttempt newAttempt(AcquireRequest request) {
+                            return new CustomGrant(this, request) {
+                                @Override
+                                long grant(MemServer server, long leaseNanos) {
+                                    Optional<LockHolder> h = server.holder(request.name());
+                                    if (h.isPresent() && mine.contains(h.get().ownerId())) {
+                                        server.forceRelease(request.name()); // "it is ours already"
+                                    }
+                                    long r = server.tryAcquire(request.name(), request.ownerId(), leaseNanos);
+                                    if (r > 0) {
+                                        mine.add(request.ownerId());
+                                    }
+                                    return r;
+                                }
+                            };
+                        }
+                    };
+                });
+        add("grant-in-await", "the server hands the lock to a waiter inside awaitTurn, and the grant is reported on "
+                + "the next tryOnce without its earlier start", rules(Rule.S7),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new CustomGrant(this, request) {
+                            private long pending;
+
+                            @Override
+                            long grant(MemServer server, long leaseNanos) {
+                                if (pending > 0) {
+                                    long t = pending;
+                                    pending = 0;
+                                    return t;
+                                }
+                                return server.tryAcquire(request.name(), request.ownerId(), leaseNanos);
+                            }
+
+                            @Override
+                            public void awaitTurn(Duration maxWait) throws InterruptedException {
+                                long start = System.nanoTime();
+                                super.awaitTurn(maxWait);
+                                if (!real.link.isFrozen()) {
+                                    long t = server().tryAcquire(request.name(), request.ownerId(), request.leaseTime().toNanos());
+                                    if (t > 0) {
+                                        pending = t; // granted now; collected on the next tryOnce, after the rest of the wait
+                                        long left = maxWait.toNanos() - (System.nanoTime() - start);
+                                        Thread.sleep(Math.max(150, left / 1_000_000));
+                                    }
+                                }
+                            }
+                        };
+                    }
+                });
+
+        // ---- abandon
+        add("abandon-noop", "abandon() does nothing, so a grant whose answer was lost stays until it expires",
+                rules(Rule.S4),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new ForwardingAttempt(real.newAttempt(request)) {
+                            @Override
+                            public void abandon() {
+                            }
+                        };
+                    }
+                });
+        add("abandon-unconditional", "abandon() deletes the lock whoever holds it", rules(Rule.S4),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new ForwardingAttempt(real.newAttempt(request)) {
+                            @Override
+                            public void abandon() {
+                                try {
+                                    call(request.name(), () -> server().forceRelease(request.name()));
+                                } catch (RuntimeException ignored) {
+                                    // best effort
+                                }
+                            }
+                        };
+                    }
+                });
+        add("session-keeps-strays", "every lock is kept alive by its connection's session, and abandon() does not "
+                + "delete a grant whose answer was lost: the stray lives as long as the client", rules(Rule.S4, Rule.N2),
+                c -> {
+                    String session = Long.toHexString(System.nanoTime()) + ":";
+                    Forwarding f = new Forwarding(c.real()) {
+                        @Override
+                        public AcquireAttempt newAttempt(AcquireRequest request) {
+                            AcquireRequest onSession = new AcquireRequest(request.name(), session + request.ownerId(),
+                                    request.leaseTime());
+                            return new ForwardingAttempt(real.newAttempt(onSession)) {
+                                @Override
+                                public void abandon() {
+                                }
+                            };
+                        }
+
+                        @Override
+                        public boolean[] renew(List<? extends HeldLock> locks) {
+                            List<HeldLock> mapped = new ArrayList<>();
+                            locks.forEach(l -> mapped.add(new Mapped(l.name(), session + l.ownerId(), l.fencingToken(),
+                                    l.leaseTime(), l.backendState())));
+                            boolean[] r = real.renew(mapped);
+                            if (!locks.isEmpty()) {
+                                call(null, () -> {
+                                    server().renewAllOf(session, nanos(locks.get(0)));
+                                    return null;
+                                });
+                            }
+                            return r;
+                        }
+
+                        @Override
+                        public boolean release(HeldLock l) {
+                            return real.release(new Mapped(l.name(), session + l.ownerId(), l.fencingToken(), l.leaseTime(),
+                                    l.backendState()));
+                        }
+                    };
+                    return f;
+                });
+
+        // ---- waiting
+        add("wait", "a waiter ignores the wait it was given and waits up to 5 s for a release", rules(Rule.L4),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new ForwardingAttempt(real.newAttempt(request)) {
+                            @Override
+                            public void awaitTurn(Duration maxWait) throws InterruptedException {
+                                real.server.awaitChange(request.name(), Duration.ofSeconds(5).toNanos());
+                            }
+                        };
+                    }
+                });
+        add("wait-swallows-interrupt", "awaitTurn catches the interrupt and returns as if woken", rules(Rule.S4),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new ForwardingAttempt(real.newAttempt(request)) {
+                            @Override
+                            public void awaitTurn(Duration maxWait) {
+                                try {
+                                    delegate.awaitTurn(maxWait);
+                                } catch (InterruptedException e) {
+                                    // the bug: the interrupt is lost
+                                }
+                            }
+                        };
+                    }
+                });
+        add("no-notify", "declares NOTIFY_WAITERS, but waiters only poll", rules(Rule.L1),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new ForwardingAttempt(real.newAttempt(request)) {
+                            @Override
+                            public void awaitTurn(Duration maxWait) throws InterruptedException {
+                                Thread.sleep(Math.max(1, maxWait.toMillis()));
+                            }
+                        };
+                    }
+                });
+        add("poll-unfair", "waiters poll and a client that releases and asks again at once always wins",
+                rules(Rule.L8),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public Set<Capability> capabilities() {
+                        Set<Capability> caps = EnumSet.copyOf(real.capabilities());
+                        caps.remove(Capability.NOTIFY_WAITERS);
+                        return caps;
+                    }
+
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new ForwardingAttempt(real.newAttempt(request)) {
+                            @Override
+                            public void awaitTurn(Duration maxWait) throws InterruptedException {
+                                Thread.sleep(Math.max(1, maxWait.toMillis()));
+                            }
+                        };
+                    }
+                });
+
+        // ---- names
+        add("names-case-folded", "lock names are lower-cased on the server", rules(Rule.S6),
+                c -> renaming(c, n -> n.toLowerCase(Locale.ROOT)));
+        add("names-truncated", "lock names are cut to 200 characters on the server", rules(Rule.S6),
+                c -> renaming(c, n -> n.length() > 200 ? n.substring(0, 200) : n));
+        add("names-escape-collision", "'/' is escaped as '%2F' but '%' itself is not escaped", rules(Rule.S6),
+                c -> renaming(c, n -> n.replace("/", "%2F")));
+
+        // ---- holder query
+        add("holder-cached", "holder() answers from a cache kept for five seconds", rules(Rule.S3, Rule.E4),
+                c -> {
+                    Map<String, Object[]> cache = new ConcurrentHashMap<>();
+                    return new Forwarding(c.real()) {
+                        @Override
+                        @SuppressWarnings("unchecked")
+                        public Optional<LockHolder> holder(String name) {
+                            Object[] hit = cache.get(name);
+                            if (hit != null && System.nanoTime() - (Long) hit[0] < Duration.ofSeconds(5).toNanos()) {
+                                return (Optional<LockHolder>) hit[1];
+                            }
+                            Optional<LockHolder> h = real.holder(name);
+                            cache.put(name, new Object[] {System.nanoTime(), h});
+                            return h;
+                        }
+                    };
+                });
+        add("holder-wrong-token", "holder() reports a token one higher than the holder's", rules(Rule.E4),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public Optional<LockHolder> holder(String name) {
+                        return real.holder(name).map(h -> new LockHolder(name, h.ownerId(), h.fencingToken() + 1,
+                                h.remaining().orElse(null)));
+                    }
+                });
+
+        // ---- failures, limits and resources
+        add("hangs-when-frozen", "calls wait for an answer without any timeout", rules(Rule.V3, Rule.L9),
+                c -> {
+                    MemLockProvider.MemBackend patient = new MemLockProvider.MemBackend(c.real().server,
+                            java.util.UUID.randomUUID().toString(), Duration.ofDays(1));
+                    c.real().close();
+                    String link = c.context().uri().param("link").orElse(null);
+                    if (link != null) {
+                        // the fixture freezes the link registered under the URI's id: make it this one
+                        c.real().server.register(link, patient.link);
+                    }
+                    return new Forwarding(patient);
+                });
+        add("wrong-exception", "a call that gets no answer throws IllegalStateException, not LockBackendException",
+                rules(Rule.V3),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new ForwardingAttempt(real.newAttempt(request)) {
+                            @Override
+                            public AttemptResult tryOnce() {
+                                try {
+                                    return super.tryOnce();
+                                } catch (LockBackendException e) {
+                                    throw new IllegalStateException("no answer", e);
+                                }
+                            }
+                        };
+                    }
+                });
+        add("close-waits-for-network", "close() says goodbye to the server and waits for its answer without a timeout",
+                rules(Rule.L9),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public void close() {
+                        try {
+                            while (real.link.isFrozen()) {
+                                Thread.sleep(10);
+                            }
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        real.close();
+                    }
+                });
+        add("leaks-thread", "close() leaves the backend's keep-alive thread running", rules(Rule.L7),
+                c -> {
+                    Thread keepAlive = new Thread(() -> {
+                        while (true) {
+                            try {
+                                Thread.sleep(50);
+                            } catch (InterruptedException e) {
+                                return;
+                            }
+                        }
+                    }, "broken-keepalive");
+                    keepAlive.setDaemon(true);
+                    keepAlive.start();
+                    return new Forwarding(c.real());
+                });
+        add("no-minimum-lease", "declares no minimum lease time, so a lease of a nanosecond is accepted", rules(Rule.V1),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public Duration minimumLeaseTime() {
+                        return Duration.ofNanos(1);
+                    }
+                });
+        add("no-maximum-lease", "declares no maximum lease time, so a lease of a thousand years is accepted",
+                rules(Rule.V1),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public Duration maximumLeaseTime() {
+                        return Duration.ofDays(365_000);
+                    }
+                });
+        add("no-lock-delay", "after a restart that lost its locks, the server grants at once", rules(Rule.S11),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new CustomGrant(this, request) {
+                            @Override
+                            long grant(MemServer server, long leaseNanos) {
+                                return server.tryAcquire(request.name(), request.ownerId(), leaseNanos, false);
+                            }
+                        };
+                    }
+                });
     }
+
+    private static final Map<String, Long> WALL_EXPIRY = new ConcurrentHashMap<>();
 }
