@@ -1,5 +1,8 @@
 package io.dlock.tck;
 
+import java.time.Duration;
+import java.util.SplittableRandom;
+
 /**
  * A fault in the network between one client and its backend, injected through
  * {@link FreezableClient#inject(NetworkFault)} and ended by {@link FreezableClient#heal()}. Each
@@ -48,5 +51,37 @@ public enum NetworkFault {
      * Open connections are cut, and new ones are accepted but never forwarded: a listener that
      * says nothing, as a half-dead load balancer or a wrong port would.
      */
-    BLACK_HOLE
+    BLACK_HOLE;
+
+    /** The shortest delay {@link #LATENCY} adds to a chunk (or to a request or an answer). */
+    public static final Duration MIN_LATENCY = Duration.ofMillis(50);
+
+    /** The longest delay {@link #LATENCY} adds to a chunk (or to a request or an answer). */
+    public static final Duration MAX_LATENCY = Duration.ofMillis(500);
+
+    /**
+     * The seed that links draw {@link #LATENCY}'s delays from when none is given: the TCK's seed,
+     * the system property {@code dlock.tck.seed}, or {@link TckSupport#DEFAULT_SEED}.
+     *
+     * @return the seed
+     */
+    public static long defaultSeed() {
+        return Long.getLong("dlock.tck.seed", TckSupport.DEFAULT_SEED);
+    }
+
+    /**
+     * Draws one {@link #LATENCY} delay, uniformly from {@link #MIN_LATENCY} to {@link #MAX_LATENCY}
+     * (both included, whole milliseconds).
+     *
+     * @param random the link's seeded source, which the caller guards if it is shared
+     * @return the delay
+     * @throws IllegalArgumentException if {@code random} is null
+     */
+    public static Duration drawLatency(SplittableRandom random) {
+        if (random == null) {
+            throw new IllegalArgumentException("random must not be null");
+        }
+        long min = MIN_LATENCY.toMillis();
+        return Duration.ofMillis(min + random.nextLong(MAX_LATENCY.toMillis() - min + 1));
+    }
 }

@@ -4,15 +4,41 @@ import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.SplittableRandom;
 
 /**
  * A fixture for a networked backend that freezes clients by routing them through {@link TcpProxy}
  * instances, one per server endpoint. A subclass says where its servers listen and how to write a
- * URI for a list of endpoints.
+ * URI for a list of endpoints. Its clients inject every {@link NetworkFault} kind, on all of their
+ * proxies at once. {@link NetworkFault#LATENCY}'s delays are drawn, per proxy, from seeds that
+ * {@link #useSeed(long)} (by default {@link NetworkFault#defaultSeed()}) starts.
  */
 public abstract class ProxiedFixture implements TckFixture {
+
+    private SplittableRandom seeds = new SplittableRandom(NetworkFault.defaultSeed()); // guarded by this
+
+    /** Creates the fixture. */
+    protected ProxiedFixture() { }
+
+    /**
+     * Sets the seed that the delays of {@link NetworkFault#LATENCY} are drawn from, for the
+     * clients opened from now on (each proxy gets its own seed, drawn from this one in the order
+     * the proxies start).
+     *
+     * @param seed the seed, usually the TCK's
+     */
+    @Override
+    public synchronized void useSeed(long seed) {
+        seeds = new SplittableRandom(seed);
+    }
+
+    private synchronized long nextSeed() {
+        return seeds.nextLong();
+    }
 
     /** @return the addresses of the backend's servers */
     protected abstract List<InetSocketAddress> endpoints();
@@ -37,7 +63,7 @@ public abstract class ProxiedFixture implements TckFixture {
         List<InetSocketAddress> through = new ArrayList<>();
         try {
             for (InetSocketAddress target : endpoints()) {
-                TcpProxy proxy = TcpProxy.start(target);
+                TcpProxy proxy = TcpProxy.start(target, nextSeed());
                 proxies.add(proxy);
                 through.add(proxy.address());
             }
@@ -80,8 +106,26 @@ public abstract class ProxiedFixture implements TckFixture {
         }
 
         @Override
+        public Set<NetworkFault> faults() {
+            return EnumSet.allOf(NetworkFault.class);
+        }
+
+        @Override
+        public void inject(NetworkFault fault) {
+            if (fault == null) {
+                throw new IllegalArgumentException("fault must not be null");
+            }
+            proxies.forEach(p -> p.inject(fault));
+        }
+
+        @Override
+        public void heal() {
+            proxies.forEach(TcpProxy::heal);
+        }
+
+        @Override
         public void close() {
-            unfreeze();
+            heal();
             try {
                 client.close();
             } finally {

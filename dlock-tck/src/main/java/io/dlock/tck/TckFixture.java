@@ -59,6 +59,16 @@ public interface TckFixture extends AutoCloseable {
     }
 
     /**
+     * Gives the fixture the TCK's seed, before the first client is opened, so that the randomness
+     * of its links ({@link NetworkFault#LATENCY}'s delays) replays with the run. A fixture that
+     * is never told uses {@link NetworkFault#defaultSeed()}. By default nothing happens.
+     *
+     * @param seed the seed of the run
+     */
+    default void useSeed(long seed) {
+    }
+
+    /**
      * A URI of this backend's scheme at which nothing answers (a closed loopback port, say).
      *
      * @return the URI, or empty if the backend has no network

@@ -3,20 +3,30 @@ package io.dlock.tck.mem;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
 import io.dlock.tck.FreezableClient;
+import io.dlock.tck.NetworkFault;
 import io.dlock.tck.ServerControl;
 import io.dlock.tck.TckFixture;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.Optional;
+import java.util.Set;
+import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** The TCK fixture of the reference provider: a fresh {@link MemServer} per fixture. */
+/**
+ * The TCK fixture of the reference provider: a fresh {@link MemServer} per fixture. Its freezable
+ * clients inject every {@link NetworkFault} kind into their {@link MemLink};
+ * {@link NetworkFault#LATENCY}'s delays are drawn, per link, from seeds that {@link #useSeed(long)}
+ * (by default {@link NetworkFault#defaultSeed()}) starts.
+ */
 public class MemFixture implements TckFixture {
 
     private static final AtomicInteger IDS = new AtomicInteger();
 
     private final String server = "tck-" + IDS.incrementAndGet();
     private final String scheme;
+    private SplittableRandom seeds = new SplittableRandom(NetworkFault.defaultSeed()); // guarded by this
 
     /** Creates a fixture with its own server. */
     public MemFixture() {
@@ -58,11 +68,28 @@ public class MemFixture implements TckFixture {
         return Duration.ofMillis(500);
     }
 
+    /**
+     * Sets the seed that the delays of {@link NetworkFault#LATENCY} are drawn from, for the
+     * clients opened from now on (each link gets its own seed, drawn from this one in the order
+     * the clients open).
+     *
+     * @param seed the seed, usually the TCK's
+     */
+    @Override
+    public synchronized void useSeed(long seed) {
+        seeds = new SplittableRandom(seed);
+    }
+
+    private synchronized long nextSeed() {
+        return seeds.nextLong();
+    }
+
     @Override
     public Optional<FreezableClient> openFreezable(LockClientConfig.Builder config) {
         String linkId = UUID.randomUUID().toString();
         LockClient client = LockClient.open(config.uri(uri() + "?link=" + linkId).build());
         MemLink link = MemServer.named(server).link(linkId).orElseThrow();
+        link.latencySeed(nextSeed());
         return Optional.of(new FreezableClient() {
             @Override
             public LockClient client() {
@@ -80,8 +107,26 @@ public class MemFixture implements TckFixture {
             }
 
             @Override
+            public Set<NetworkFault> faults() {
+                return EnumSet.allOf(NetworkFault.class);
+            }
+
+            @Override
+            public void inject(NetworkFault fault) {
+                if (fault == null) {
+                    throw new IllegalArgumentException("fault must not be null");
+                }
+                link.inject(fault);
+            }
+
+            @Override
+            public void heal() {
+                link.heal();
+            }
+
+            @Override
             public void close() {
-                link.unfreeze();
+                link.heal();
                 client.close();
             }
         });

@@ -20,7 +20,8 @@ import java.util.UUID;
 /**
  * The reference provider, {@code mem://NAME}: an in-JVM lock server that passes every TCK rule,
  * for users' unit tests and as the TCK's own yardstick. Clients that open the same NAME in one JVM
- * share one server; each client has its own emulated network link, which the TCK can freeze.
+ * share one server; each client has its own emulated network link, which the TCK can freeze or
+ * inject other {@link io.dlock.tck.NetworkFault network faults} into (see {@link MemLink}).
  * Capabilities: FENCING, NOTIFY_WAITERS, HOLDER_QUERY, SURVIVES_EMPTY_RESTART (a lock-delay after
  * {@link MemServer#kill()}).
  */
@@ -87,7 +88,8 @@ public final class MemLockProvider implements LockProvider {
 
                 @Override
                 public void awaitTurn(Duration maxWait) throws InterruptedException {
-                    if (link.isFrozen()) {
+                    if (!link.hearsServer()) {
+                        // no news gets through a frozen link, or one that loses answers
                         Thread.sleep(Math.max(1, maxWait.toMillis()));
                     } else {
                         server.awaitChange(request.name(), maxWait.toNanos());
@@ -137,6 +139,7 @@ public final class MemLockProvider implements LockProvider {
         @Override
         public void close() {
             server.unregister(linkId);
+            link.close();
         }
     }
 }
