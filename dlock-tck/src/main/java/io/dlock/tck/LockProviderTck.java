@@ -522,18 +522,20 @@ import org.junit.jupiter.api.extension.ExtendWith;
         LockClient a = client();
         handOff("a waiter", a, client());
         if (a.capabilities().contains(Capability.NOTIFY_WAITERS)) {
-            // a backend that declares it notifies waiters must not need polling: with a 30 s retry cap, only a
-            // notification can wake the waiter within the bound
-            handOff("a waiter with a 30 s retry cap (NOTIFY_WAITERS)", a,
-                    client(c -> c.retry(Duration.ofMillis(10), Duration.ofSeconds(30))));
+            // a backend that declares it notifies waiters must not need polling: with every pause between attempts
+            // drawn up to 30 s, only a notification wakes the waiter within the bound every time (a polling waiter
+            // would pass three rounds by luck less than once in a thousand)
+            LockClient slowPoller = client(c -> c.retry(Duration.ofSeconds(30), Duration.ofSeconds(30)));
+            for (int round = 0; round < 3; round++) {
+                handOff("a waiter whose polls are up to 30 s apart (NOTIFY_WAITERS), round " + (round + 1), a, slowPoller);
+            }
         }
     }
 
     private void handOff(String what, LockClient a, LockClient b) throws Exception {
         String name = name(Rule.L1);
         // a lease ten times the TCK's, renewed: only the release can explain a hand-off within the bound
-        Lease held = a.lock(name, LockOptions.builder().leaseTime(lease().multipliedBy(10)).build())
-                .tryAcquire(lease()).orElseThrow();
+        Lease held = a.lock(name, longLease(a, 10)).tryAcquire(lease()).orElseThrow();
         AtomicLong grantedAt = new AtomicLong();
         Worker waiter = new Worker("L1-waiter", () -> {
             Optional<Lease> l = b.lock(name).tryAcquire(Duration.ofSeconds(60));
@@ -849,13 +851,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
         int count = 1000;
         // leases long enough to stay valid through the whole close, so that close() has all of them to release
         // (a backend whose leases are bounded by its session refuses ten lease times: it gets the TCK's lease)
-        LockOptions options;
-        try {
-            options = LockOptions.builder().leaseTime(lease().multipliedBy(10)).build();
-            c.lock(p, options);
-        } catch (IllegalArgumentException e) {
-            options = options();
-        }
+        LockOptions options = longLease(c, 10);
         for (int i = 0; i < count; i++) {
             c.lock(p + "-" + i, options).tryAcquire(lease()).orElseThrow(() -> new AssertionError("a free lock was not granted"));
         }
@@ -923,8 +919,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
         LockClient a = client();
         LockClient b = client();
         // a lease ten times the TCK's: only the release can free it within the waits below
-        Lease lease = a.lock(name, LockOptions.builder().leaseTime(lease().multipliedBy(10)).build())
-                .tryAcquire(lease()).orElseThrow();
+        Lease lease = a.lock(name, longLease(a, 10)).tryAcquire(lease()).orElseThrow();
         long token = lease.fencingToken();
         AtomicInteger lostCalls = new AtomicInteger();
         lease.onLost(e -> lostCalls.incrementAndGet());

@@ -105,6 +105,7 @@ public abstract class TckSupport {
     final void startFixture() {
         seed = setting("dlock.tck.seed").map(Long::parseLong).orElse(DEFAULT_SEED);
         fixture = createFixture();
+        fixture.useSeed(seed);
         System.out.println("[dlock-tck] provider " + fixture.name() + ", lease time " + fixture.leaseTime()
                 + ", operation timeout " + fixture.operationTimeout() + ", seed " + seed
                 + " (set dlock.tck.seed to change)" + setting("dlock.tck.rules").map(r -> ", rules " + r).orElse(""));
@@ -159,6 +160,28 @@ public abstract class TckSupport {
     /** @return options with the fixture's lease time and automatic renewal */
     protected final LockOptions options() {
         return LockOptions.builder().leaseTime(lease()).build();
+    }
+
+    /**
+     * Options with a lease many times the fixture's, renewed, so that only a release (never an
+     * expiry) can free the lock within the rule's waits; a backend whose leases are bounded by its
+     * session gets its longest lease instead, found by asking for less until one is accepted.
+     *
+     * @param client the client whose backend decides the bound
+     * @param times how many lease times
+     * @return the options
+     */
+    protected final LockOptions longLease(LockClient client, int times) {
+        for (int t = times; t > 1; t = t / 2) {
+            LockOptions o = LockOptions.builder().leaseTime(lease().multipliedBy(t)).build();
+            try {
+                client.lock("tck-lease-probe", o);
+                return o;
+            } catch (IllegalArgumentException e) {
+                // above the backend's maximum: try half
+            }
+        }
+        return options();
     }
 
     /** @return options with the fixture's lease time and no renewal */

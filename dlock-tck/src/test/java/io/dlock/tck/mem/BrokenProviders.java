@@ -273,7 +273,7 @@ public final class BrokenProviders implements LockProvider {
                     }
                 });
         add("release-not-sent", "release answers true without sending anything: the lock ends by expiry",
-                rules(Rule.L1, Rule.L7, Rule.V2, Rule.B3),
+                rules(Rule.L1, Rule.L2, Rule.L7, Rule.L8, Rule.V2, Rule.B2, Rule.B3, Rule.E3),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public boolean release(HeldLock lock) {
@@ -291,7 +291,7 @@ public final class BrokenProviders implements LockProvider {
 
         // ---- tokens
         add("token", "the token handed to the holder is counted by the client, not the server",
-                rules(Rule.S2, Rule.S8, Rule.E1, Rule.E2, Rule.E3, Rule.E4),
+                rules(Rule.S2, Rule.S8, Rule.S11, Rule.L6, Rule.E1, Rule.E2, Rule.E3, Rule.E4),
                 c -> {
                     AtomicLong clientCounter = new AtomicLong();
                     return new Forwarding(c.real()) {
@@ -357,7 +357,7 @@ public final class BrokenProviders implements LockProvider {
 
         // ---- renew
         add("validity", "renewal is fire-and-forget: it reports success without waiting for the server",
-                rules(Rule.S7, Rule.E2),
+                rules(Rule.S7, Rule.S11, Rule.L6, Rule.B2, Rule.E2),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public boolean[] renew(List<? extends HeldLock> locks) {
@@ -389,7 +389,7 @@ public final class BrokenProviders implements LockProvider {
                         });
                     }
                 });
-        add("renew-recreates", "renew re-creates a lock the server no longer has", rules(Rule.B2),
+        add("renew-recreates", "renew re-creates a lock the server no longer has", rules(Rule.S11, Rule.B2),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public boolean[] renew(List<? extends HeldLock> locks) {
@@ -416,7 +416,7 @@ public final class BrokenProviders implements LockProvider {
                     }
                 });
         add("renew-first-only", "a batched renew renews only its first lease and answers true for all",
-                rules(Rule.L3, Rule.B2),
+                rules(Rule.S11, Rule.L3, Rule.B2),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public boolean[] renew(List<? extends HeldLock> locks) {
@@ -441,7 +441,7 @@ public final class BrokenProviders implements LockProvider {
                         return r;
                     }
                 });
-        add("renew-short", "renew extends the server's lease by half the lease time", rules(Rule.S7),
+        add("renew-short", "renew extends the server's lease by half the lease time", rules(Rule.S7, Rule.E2),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public boolean[] renew(List<? extends HeldLock> locks) {
@@ -469,7 +469,7 @@ public final class BrokenProviders implements LockProvider {
                         };
                     }
                 });
-        add("grant-short", "the server keeps a grant half the lease time", rules(Rule.S7, Rule.L2, Rule.S10),
+        add("grant-short", "the server keeps a grant half the lease time", rules(Rule.S7, Rule.S10, Rule.L2),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public AcquireAttempt newAttempt(AcquireRequest request) {
@@ -482,7 +482,7 @@ public final class BrokenProviders implements LockProvider {
                     }
                 });
         add("expiry-never", "the server never expires a lock: only a release frees it",
-                rules(Rule.S2, Rule.S3, Rule.S7, Rule.S8, Rule.S10, Rule.L2, Rule.E2),
+                rules(Rule.S3, Rule.S7, Rule.S8, Rule.S11, Rule.L2, Rule.L6, Rule.N1, Rule.N2, Rule.E2),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public AcquireAttempt newAttempt(AcquireRequest request) {
@@ -500,7 +500,7 @@ public final class BrokenProviders implements LockProvider {
                     }
                 });
         add("early-takeover", "a lock counts as free a fifth of its lease before it expires",
-                rules(Rule.S7, Rule.L2),
+                rules(Rule.L2),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public AcquireAttempt newAttempt(AcquireRequest request) {
@@ -569,41 +569,6 @@ public final class BrokenProviders implements LockProvider {
                         }
                     };
                 });
-        add("grant-in-await", "the server hands the lock to a waiter inside awaitTurn, and the grant is reported on "
-                + "the next tryOnce without its earlier start", rules(Rule.S7),
-                c -> new Forwarding(c.real()) {
-                    @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
-                        return new CustomGrant(this, request) {
-                            private long pending;
-
-                            @Override
-                            long grant(MemServer server, long leaseNanos) {
-                                if (pending > 0) {
-                                    long t = pending;
-                                    pending = 0;
-                                    return t;
-                                }
-                                return server.tryAcquire(request.name(), request.ownerId(), leaseNanos);
-                            }
-
-                            @Override
-                            public void awaitTurn(Duration maxWait) throws InterruptedException {
-                                long start = System.nanoTime();
-                                super.awaitTurn(maxWait);
-                                if (!real.link.isFrozen()) {
-                                    long t = server().tryAcquire(request.name(), request.ownerId(), request.leaseTime().toNanos());
-                                    if (t > 0) {
-                                        pending = t; // granted now; collected on the next tryOnce, after the rest of the wait
-                                        long left = maxWait.toNanos() - (System.nanoTime() - start);
-                                        Thread.sleep(Math.max(150, left / 1_000_000));
-                                    }
-                                }
-                            }
-                        };
-                    }
-                });
-
         // ---- abandon
         add("abandon-noop", "abandon() does nothing, so a grant whose answer was lost stays until it expires",
                 rules(Rule.S4),
@@ -617,7 +582,7 @@ public final class BrokenProviders implements LockProvider {
                         };
                     }
                 });
-        add("abandon-unconditional", "abandon() deletes the lock whoever holds it", rules(Rule.S4),
+        add("abandon-unconditional", "abandon() deletes the lock whoever holds it", rules(Rule.S3, Rule.S4, Rule.S10, Rule.L3, Rule.L4, Rule.V2, Rule.N1, Rule.B1, Rule.B2, Rule.B3),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public AcquireAttempt newAttempt(AcquireRequest request) {
@@ -633,11 +598,34 @@ public final class BrokenProviders implements LockProvider {
                         };
                     }
                 });
-        add("session-keeps-strays", "every lock is kept alive by its connection's session, and abandon() does not "
-                + "delete a grant whose answer was lost: the stray lives as long as the client", rules(Rule.S4, Rule.N2),
+        add("session-keeps-strays", "every lock is kept alive by its connection's session, which a keep-alive thread "
+                + "refreshes while the client is open, and abandon() does not delete a grant whose answer was lost: the "
+                + "stray lives as long as the client", rules(Rule.S4, Rule.S10, Rule.N1, Rule.N2),
                 c -> {
                     String session = Long.toHexString(System.nanoTime()) + ":";
-                    Forwarding f = new Forwarding(c.real()) {
+                    long lease = c.context().config().defaultLockOptions().leaseTime().toNanos();
+                    Thread keepAlive = new Thread(() -> {
+                        while (!Thread.currentThread().isInterrupted()) {
+                            try {
+                                Thread.sleep(Math.max(1, lease / 3_000_000));
+                                c.real().link.call(null, () -> {
+                                    c.real().server.renewAllOf(session, lease);
+                                    return null;
+                                });
+                            } catch (InterruptedException e) {
+                                return;
+                            } catch (LockBackendException e) {
+                                // the session is refreshed again on the next round
+                            }
+                        }
+                    }, "dlock-tck-broken-session");
+                    keepAlive.setDaemon(true);
+                    keepAlive.start();
+                    return new Forwarding(c.real()) {
+                        private HeldLock onSession(HeldLock l) {
+                            return new Mapped(l.name(), session + l.ownerId(), l.fencingToken(), l.leaseTime(), l.backendState());
+                        }
+
                         @Override
                         public AcquireAttempt newAttempt(AcquireRequest request) {
                             AcquireRequest onSession = new AcquireRequest(request.name(), session + request.ownerId(),
@@ -652,25 +640,28 @@ public final class BrokenProviders implements LockProvider {
                         @Override
                         public boolean[] renew(List<? extends HeldLock> locks) {
                             List<HeldLock> mapped = new ArrayList<>();
-                            locks.forEach(l -> mapped.add(new Mapped(l.name(), session + l.ownerId(), l.fencingToken(),
-                                    l.leaseTime(), l.backendState())));
-                            boolean[] r = real.renew(mapped);
-                            if (!locks.isEmpty()) {
-                                call(null, () -> {
-                                    server().renewAllOf(session, nanos(locks.get(0)));
-                                    return null;
-                                });
-                            }
-                            return r;
+                            locks.forEach(l -> mapped.add(onSession(l)));
+                            return real.renew(mapped);
                         }
 
                         @Override
                         public boolean release(HeldLock l) {
-                            return real.release(new Mapped(l.name(), session + l.ownerId(), l.fencingToken(), l.leaseTime(),
-                                    l.backendState()));
+                            return real.release(onSession(l));
+                        }
+
+                        @Override
+                        public Optional<LockHolder> holder(String name) {
+                            return real.holder(name).map(h -> new LockHolder(name,
+                                    h.ownerId().substring(h.ownerId().indexOf(':') + 1), h.fencingToken(),
+                                    h.remaining().orElse(null)));
+                        }
+
+                        @Override
+                        public void close() {
+                            keepAlive.interrupt();
+                            real.close();
                         }
                     };
-                    return f;
                 });
 
         // ---- waiting
@@ -702,7 +693,7 @@ public final class BrokenProviders implements LockProvider {
                         };
                     }
                 });
-        add("no-notify", "declares NOTIFY_WAITERS, but waiters only poll", rules(Rule.L1),
+        add("no-notify", "declares NOTIFY_WAITERS, but waiters only poll", rules(Rule.L1, Rule.L8),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public AcquireAttempt newAttempt(AcquireRequest request) {
@@ -744,7 +735,7 @@ public final class BrokenProviders implements LockProvider {
                 c -> renaming(c, n -> n.replace("/", "%2F")));
 
         // ---- holder query
-        add("holder-cached", "holder() answers from a cache kept for five seconds", rules(Rule.S3, Rule.E4),
+        add("holder-cached", "holder() answers from a cache kept for five seconds", rules(Rule.L2, Rule.E4),
                 c -> {
                     Map<String, Object[]> cache = new ConcurrentHashMap<>();
                     return new Forwarding(c.real()) {
@@ -771,10 +762,11 @@ public final class BrokenProviders implements LockProvider {
                 });
 
         // ---- failures, limits and resources
-        add("hangs-when-frozen", "calls wait for an answer without any timeout", rules(Rule.V3, Rule.L9),
+        add("hangs-when-frozen", "calls wait for an answer for 20 s, whatever the operation timeout",
+                rules(Rule.V3),
                 c -> {
                     MemLockProvider.MemBackend patient = new MemLockProvider.MemBackend(c.real().server,
-                            java.util.UUID.randomUUID().toString(), Duration.ofDays(1));
+                            java.util.UUID.randomUUID().toString(), Duration.ofSeconds(20));
                     c.real().close();
                     String link = c.context().uri().param("link").orElse(null);
                     if (link != null) {
@@ -784,7 +776,7 @@ public final class BrokenProviders implements LockProvider {
                     return new Forwarding(patient);
                 });
         add("wrong-exception", "a call that gets no answer throws IllegalStateException, not LockBackendException",
-                rules(Rule.V3),
+                rules(Rule.V3, Rule.N1, Rule.N2),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public AcquireAttempt newAttempt(AcquireRequest request) {
