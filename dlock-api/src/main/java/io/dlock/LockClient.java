@@ -155,6 +155,15 @@ public interface LockClient extends AutoCloseable {
      * {@link IllegalStateException}, stops the client's threads and closes the backend
      * connection. Idempotent; never throws for backend failures (they are logged, and the leases
      * then end by expiry on the server).
+     *
+     * <p>Bounded: every lease ends here at once (invalid, no longer renewed, release listeners
+     * told), then the release requests go to the backend a bounded number at a time (the threads
+     * used do not grow with the number of leases) under one shared deadline of one operation
+     * timeout. Requests not sent or not answered by then are abandoned, and the server frees those
+     * locks when their leases end. Stopping the threads may take up to one more operation timeout
+     * when a request in flight ignores the interrupt; with the backend's own close, this method
+     * returns within about two operation timeouts however many leases the client holds, even when
+     * the backend does not answer at all.
      */
     @Override
     void close();

@@ -147,26 +147,20 @@ final class DefaultLease implements Lease, HeldLock {
 
     @Override
     public void release() {
-        State previous;
+        boolean wasHeld;
         boolean sendRelease;
         synchronized (this) {
-            previous = state;
-            if (previous == State.HELD) {
-                state = State.RELEASED;
-                cancelExpiryTimer();
-            }
-            sendRelease = !releaseSent && previous != State.RELEASED && lostReason != LostReason.SUPERSEDED;
-            releaseSent = true;
+            wasHeld = state == State.HELD;
+            sendRelease = markReleased();
         }
-        if (previous == State.HELD) {
+        if (wasHeld) {
             client.renewer().remove(this);
         }
         if (sendRelease) {
             sendRelease();
         }
-        if (previous == State.HELD) {
-            client.leaseEnded(this);
-            client.listener().released(name, token, Duration.ofNanos(client.ticker().nanoTime() - grantedAt));
+        if (wasHeld) {
+            releasedLocally();
         }
     }
 
@@ -175,20 +169,71 @@ final class DefaultLease implements Lease, HeldLock {
         release();
     }
 
-    private void sendRelease() {
+    /**
+     * For the client's close: ends the lease as released here and now (invalid, not renewed, its
+     * local slot freed, the listener told) without talking to the backend.
+     *
+     * @return true if the caller must still send the release to the backend
+     */
+    boolean releaseLocally() {
+        boolean wasHeld;
+        boolean sendRelease;
+        synchronized (this) {
+            wasHeld = state == State.HELD;
+            sendRelease = markReleased();
+        }
+        if (wasHeld) {
+            client.renewer().remove(this);
+            releasedLocally();
+        }
+        return sendRelease;
+    }
+
+    /**
+     * Ends a held lease as released and claims the one release request of this lease; the caller
+     * holds this.
+     *
+     * @return true if the caller must send the release request
+     */
+    private boolean markReleased() {
+        State previous = state;
+        if (previous == State.HELD) {
+            state = State.RELEASED;
+            cancelExpiryTimer();
+        }
+        boolean send = !releaseSent && previous != State.RELEASED && lostReason != LostReason.SUPERSEDED;
+        releaseSent = true;
+        return send;
+    }
+
+    private void releasedLocally() {
+        client.leaseEnded(this);
+        client.listener().released(name, token, Duration.ofNanos(client.ticker().nanoTime() - grantedAt));
+    }
+
+    /**
+     * Sends the owner-checked release to the backend; never throws. A failure is a warning, or a
+     * debug line once the client is closing (close() sums its failures up in one line, and the
+     * server frees the lock when its lease ends).
+     *
+     * @return true if the backend answered (released, or this owner no longer held it)
+     */
+    boolean sendRelease() {
         try {
             client.backend().release(this);
+            return true;
         } catch (LockBackendException e) {
-            if (client.isClosed() && state == State.LOST) {
-                // a best-effort release of a lost lease, cut short by close(): the lease ends by expiry
-                LOG.debug("dlock: release of lost lock '{}' (token {}) cut short by close", name, token, e);
-                return;
+            if (client.isClosed()) {
+                LOG.debug("dlock: release of lock '{}' (token {}) at close failed; the server frees it when its lease "
+                        + "ends", name, token, e);
+                return false;
             }
             LOG.warn("dlock: release of lock '{}' (token {}) failed; the server keeps it until its lease ends or "
                     + "the backend's own retry succeeds: {}", name, token, e.getMessage());
         } catch (RuntimeException e) {
             LOG.warn("dlock: release of lock '{}' (token {}) failed unexpectedly", name, token, e);
         }
+        return false;
     }
 
     // ---- HeldLock ----
@@ -402,7 +447,7 @@ final class DefaultLease implements Lease, HeldLock {
             }
             if (sendRelease) {
                 // the holder has been told; free the server side early rather than at expiry, a few at a time
-                client.releaseInBackground(this::sendRelease);
+                client.releaseInBackground(this);
             }
         });
     }

@@ -23,6 +23,7 @@ import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
@@ -53,8 +54,8 @@ public final class DefaultLockClient implements LockClient {
     private final Renewer renewer;
     private final Set<DefaultLease> held = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
-    /** Best-effort releases of lost leases, run by at most {@link #BACKGROUND_RELEASES} worker tasks. */
-    private final Queue<Runnable> backgroundReleases = new ConcurrentLinkedQueue<>();
+    /** Lost leases whose best-effort release is due, sent by at most {@link #BACKGROUND_RELEASES} worker tasks. */
+    private final Queue<DefaultLease> backgroundReleases = new ConcurrentLinkedQueue<>();
     private final AtomicInteger releaseDrainers = new AtomicInteger();
 
     /**
@@ -64,6 +65,13 @@ public final class DefaultLockClient implements LockClient {
      * requests at a backend that is already in trouble.
      */
     static final int BACKGROUND_RELEASES = 4;
+
+    /**
+     * At most this many releases are in flight at once while {@link #close()} runs: its releases go
+     * through this many worker tasks that share one deadline, so the threads a close needs do not
+     * grow with the leases it holds, and a backend that answers still gets them all quickly.
+     */
+    static final int CLOSE_RELEASES = 16;
 
     /**
      * Opens a client: starts its timer and worker threads and opens the backend.
@@ -160,16 +168,87 @@ public final class DefaultLockClient implements LockClient {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        long deadline = System.nanoTime() + Checks.saturatedNanos(config.operationTimeout());
         renewer.stop();
         queue.wakeAll(); // local waiters wake, find the client closed and throw
+        // every holder learns at once; only the requests to the server take time
+        Queue<DefaultLease> releases = new ConcurrentLinkedQueue<>();
         for (DefaultLease lease : new ArrayList<>(held)) {
-            lease.release();
+            if (lease.releaseLocally()) {
+                releases.add(lease);
+            }
         }
+        DefaultLease lost;
+        while ((lost = backgroundReleases.poll()) != null) {
+            releases.add(lost); // lost leases still queued for their best-effort release share the deadline
+        }
+        sendReleases(releases, deadline);
         shutdownExecutors();
         try {
             backend.close();
         } catch (RuntimeException e) {
             LOG.warn("dlock: closing the {} backend failed", providerName, e);
+        }
+    }
+
+    /**
+     * Sends close()'s releases through at most {@link #CLOSE_RELEASES} worker tasks that share one
+     * deadline, and waits for them until the deadline. A task takes no new release once the deadline
+     * has passed; what is then unsent or unanswered is abandoned (the server frees those locks when
+     * their leases end), and a task still waiting for an answer is interrupted by the executors'
+     * shutdown that follows.
+     *
+     * @param releases the leases whose release must be sent; drained
+     * @param deadline the {@link System#nanoTime()} reading after which nothing more is sent
+     */
+    private void sendReleases(Queue<DefaultLease> releases, long deadline) {
+        int total = releases.size();
+        if (total == 0) {
+            return;
+        }
+        AtomicInteger answered = new AtomicInteger();
+        int senders = Math.min(CLOSE_RELEASES, total);
+        CountDownLatch done = new CountDownLatch(senders);
+        Runnable sender = () -> {
+            try {
+                DefaultLease lease;
+                while (System.nanoTime() - deadline < 0 && (lease = releases.poll()) != null) {
+                    if (lease.sendRelease()) {
+                        answered.incrementAndGet();
+                    }
+                }
+            } finally {
+                done.countDown();
+            }
+        };
+        for (int i = 0; i < senders; i++) {
+            try {
+                worker.execute(sender);
+            } catch (RejectedExecutionException e) {
+                done.countDown(); // the test worker was shut down: the other senders take its share
+            }
+        }
+        boolean interrupted = false;
+        boolean finished = false;
+        while (!finished) {
+            try {
+                // bounded by the deadline, so the wait does not give in to an interrupt: a close on an
+                // interrupted thread still frees the locks
+                finished = done.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
+                        || System.nanoTime() - deadline >= 0;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        releases.clear(); // senders between two releases take no more
+        int unanswered = total - answered.get();
+        if (unanswered > 0) {
+            LOG.warn("dlock: close() gave up on {} of {} release request(s): they failed, or were not sent or not "
+                    + "answered within the operation timeout ({}); the server frees those locks when their leases end",
+                    unanswered, total, config.operationTimeout());
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -241,17 +320,21 @@ public final class DefaultLockClient implements LockClient {
 
     /**
      * Queues the best-effort release of a lost lease; at most {@link #BACKGROUND_RELEASES} run at
-     * once, on worker threads, in the order they were queued.
+     * once, on worker threads, in the order they were queued. Once the client closes, the queue
+     * goes to {@link #close()}'s releases and nothing more is queued.
      *
-     * @param release sends the release and handles its own failures
+     * @param lease the lost lease
      */
-    void releaseInBackground(Runnable release) {
-        backgroundReleases.add(release);
+    void releaseInBackground(DefaultLease lease) {
+        if (closed.get()) {
+            return; // close() took the queue; this one ends by expiry on the server
+        }
+        backgroundReleases.add(lease);
         startReleaseDrainer();
     }
 
     private void startReleaseDrainer() {
-        while (!backgroundReleases.isEmpty()) {
+        while (!backgroundReleases.isEmpty() && !closed.get()) {
             int running = releaseDrainers.get();
             if (running >= BACKGROUND_RELEASES) {
                 return; // a running drainer takes it
@@ -265,9 +348,9 @@ public final class DefaultLockClient implements LockClient {
 
     private void drainReleases() {
         try {
-            Runnable release;
-            while ((release = backgroundReleases.poll()) != null) {
-                release.run();
+            DefaultLease lease;
+            while (!closed.get() && (lease = backgroundReleases.poll()) != null) {
+                lease.sendRelease();
             }
         } finally {
             releaseDrainers.decrementAndGet();

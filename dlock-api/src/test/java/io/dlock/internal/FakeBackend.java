@@ -88,6 +88,13 @@ public final class FakeBackend implements LockBackend {
     public volatile CountDownLatch releaseGate;
     public final AtomicInteger releasesInFlight = new AtomicInteger();
     public final AtomicInteger maxReleasesInFlight = new AtomicInteger();
+    /**
+     * When set, every release hangs this long in real time, deaf to interrupts (a socket read on a
+     * black-holed network), then fails as a timeout; {@link #releaseStallEnd} cuts the hangs short.
+     * Releases in flight are counted meanwhile.
+     */
+    public volatile Duration releaseStall;
+    public final CountDownLatch releaseStallEnd = new CountDownLatch(1);
     /** Like a future-based client: I/O on an interrupted thread fails. */
     public volatile boolean interruptSensitive;
     public volatile Runnable onAwaitTurn;
@@ -246,6 +253,22 @@ public final class FakeBackend implements LockBackend {
         while (true) {
             try {
                 latch.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void awaitUninterruptibly(CountDownLatch latch, Duration max) {
+        long end = System.nanoTime() + max.toNanos();
+        boolean interrupted = false;
+        while (true) {
+            try {
+                latch.await(Math.max(0, end - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
                 break;
             } catch (InterruptedException e) {
                 interrupted = true;
@@ -421,6 +444,17 @@ public final class FakeBackend implements LockBackend {
     @Override
     public boolean release(HeldLock lock) {
         releaseCalls.incrementAndGet();
+        Duration stall = releaseStall;
+        if (stall != null) {
+            maxReleasesInFlight.accumulateAndGet(releasesInFlight.incrementAndGet(), Math::max);
+            try {
+                awaitUninterruptibly(releaseStallEnd, stall);
+            } finally {
+                releasesInFlight.decrementAndGet();
+            }
+            throw new LockBackendException("no answer to the release of '" + lock.name() + "' within " + stall,
+                    lock.name(), null);
+        }
         CountDownLatch gate = releaseGate;
         if (gate != null) {
             maxReleasesInFlight.accumulateAndGet(releasesInFlight.incrementAndGet(), Math::max);
