@@ -80,8 +80,10 @@ final class ZkConfig {
         String user = uri.user().orElse(null);
         String password = uri.password().orElse(null);
         if (user != null && password == null) {
-            throw new IllegalArgumentException("uri names the user '" + user
-                    + "' without a password; ZooKeeper digest authentication needs user:password@: '" + shown + "'");
+            // never echo it: it is as likely a password written without the ':' as a user name
+            throw new IllegalArgumentException("uri user info has no ':', so it would be a user name without a "
+                    + "password; ZooKeeper digest authentication needs both: write zookeeper://USER:PASSWORD@host: '"
+                    + shown + "'");
         }
         if (user == null && password != null) {
             throw new IllegalArgumentException("uri has a password but no user: '" + shown + "'");
