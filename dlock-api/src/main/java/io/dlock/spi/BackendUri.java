@@ -14,6 +14,13 @@ import java.util.Optional;
  * A parsed backend URI: {@code scheme://[user[:password]@]host[:port][,host[:port]...][/path][?k=v&...]}.
  * Handles the multi-host authorities that {@link java.net.URI} does not, percent-decodes the user,
  * password and query values, and redacts secrets for messages. Immutable and thread-safe.
+ *
+ * <p>The user info runs to the <em>last</em> {@code @} of the URI, so that a password with an
+ * unencoded {@code /} or {@code ?} (common in generated passwords) is still read as a password and
+ * never becomes a host, path or parameter that a message could show. An {@code @} after the user
+ * info must therefore be percent-encoded ({@code %40} in a parameter value). No message, log line
+ * or {@code toString} shows any part of the user info: user and password are both redacted, since
+ * a password written in the user slot ({@code redis://PASSWORD@host}) is still a password.
  */
 public final class BackendUri {
 
@@ -35,7 +42,14 @@ public final class BackendUri {
         }
     }
 
-    private static final String[] SECRET_PARAMS = {"password", "secret", "token", "key", "pass"};
+    /** A query parameter whose name contains one of these (case-insensitive) is a secret. */
+    private static final String[] SECRET_PARAMS = {"password", "secret", "token", "key", "pass", "pwd", "auth",
+        "credential"};
+    /**
+     * {@link #scrub} leaves strings shorter than this alone: they occur by chance in any text, so
+     * replacing them would garble messages and protect nothing.
+     */
+    private static final int SCRUB_MIN_LENGTH = 3;
 
     private final String scheme;
     private final String user;
@@ -79,21 +93,9 @@ public final class BackendUri {
             throw new IllegalArgumentException("uri has an invalid scheme '" + scheme + "': '" + shown + "'");
         }
         String rest = s.substring(sep + 3);
-        String query = null;
-        int q = rest.indexOf('?');
-        if (q >= 0) {
-            query = rest.substring(q + 1);
-            rest = rest.substring(0, q);
-        }
-        String path = "";
-        int slash = rest.indexOf('/');
-        if (slash >= 0) {
-            path = rest.substring(slash);
-            rest = rest.substring(0, slash);
-        }
         String user = null;
         String password = null;
-        int at = rest.lastIndexOf('@');
+        int at = rest.lastIndexOf('@'); // see the class comment: the user info runs to the last '@'
         if (at >= 0) {
             String userInfo = rest.substring(0, at);
             rest = rest.substring(at + 1);
@@ -107,6 +109,18 @@ public final class BackendUri {
             if (user != null && user.isEmpty()) {
                 user = null;
             }
+        }
+        String query = null;
+        int q = rest.indexOf('?');
+        if (q >= 0) {
+            query = rest.substring(q + 1);
+            rest = rest.substring(0, q);
+        }
+        String path = "";
+        int slash = rest.indexOf('/');
+        if (slash >= 0) {
+            path = rest.substring(slash);
+            rest = rest.substring(0, slash);
         }
         List<HostPort> hosts = new ArrayList<>();
         if (!rest.isEmpty()) {
@@ -184,8 +198,9 @@ public final class BackendUri {
     }
 
     /**
-     * Returns a URI string with its password and secret-looking query values replaced by
-     * {@code ***}, safe to show in messages and logs. Never throws.
+     * Returns a URI string with its user info (user and password) and secret-looking query values
+     * replaced by {@code ***}, safe to show in messages and logs. The shape stays: an empty user
+     * or password slot shows as empty ({@code redis://:***@host}). Never throws.
      *
      * @param uri any string, possibly a malformed URI
      * @return the redacted string
@@ -197,15 +212,14 @@ public final class BackendUri {
         String s = uri;
         int sep = s.indexOf("://");
         int start = sep < 0 ? 0 : sep + 3;
-        // The user info ends at the last '@'. Not only at the first '/' or '?': a password with an
-        // unencoded '/' or '?' (common in generated passwords) must not show in a message about
-        // the malformed URI it makes. Showing too little of an odd path or query is the lesser harm.
+        // the user info ends at the last '@', as parse() reads it
         int at = s.lastIndexOf('@');
         if (at >= start) {
             String userInfo = s.substring(start, at);
             int colon = userInfo.indexOf(':');
-            String shownUser = colon < 0 ? userInfo : userInfo.substring(0, colon) + ":***";
-            s = s.substring(0, start) + shownUser + s.substring(at);
+            String shownUserInfo = colon < 0 ? hidden(userInfo)
+                    : hidden(userInfo.substring(0, colon)) + ":" + hidden(userInfo.substring(colon + 1));
+            s = s.substring(0, start) + shownUserInfo + s.substring(at);
         }
         int q = s.indexOf('?');
         if (q >= 0) {
@@ -227,6 +241,45 @@ public final class BackendUri {
             s = b.toString();
         }
         return s;
+    }
+
+    private static String hidden(String part) {
+        return part.isEmpty() ? "" : "***";
+    }
+
+    /**
+     * Removes this URI's secrets from a text that may echo them, such as a server's error reply
+     * or a client library's message: every occurrence of the user, the password and the value of
+     * a secret-looking query parameter becomes {@code ***} (strings shorter than three characters
+     * are left alone: they occur by chance in any text).
+     *
+     * @param text any text, or null
+     * @return the text without the secrets, or null for null
+     */
+    public String scrub(String text) {
+        if (text == null) {
+            return null;
+        }
+        List<String> secrets = new ArrayList<>();
+        if (user != null) {
+            secrets.add(user);
+        }
+        if (password != null) {
+            secrets.add(password);
+        }
+        for (Map.Entry<String, String> e : params.entrySet()) {
+            if (isSecret(e.getKey())) {
+                secrets.add(e.getValue());
+            }
+        }
+        secrets.sort((a, b) -> b.length() - a.length()); // a secret inside a longer one: the longer first
+        String out = text;
+        for (String secret : secrets) {
+            if (secret.length() >= SCRUB_MIN_LENGTH) {
+                out = out.replace(secret, "***");
+            }
+        }
+        return out;
     }
 
     private static boolean isSecret(String param) {

@@ -27,9 +27,10 @@ class LoggingTest {
 
     private static final Duration LEASE = Duration.ofSeconds(30);
     private static final String NAME = "payment:order-42";
+    private static final String USER = "usr-admin-0042";
     private static final String PASSWORD = "pw-S3cr3t-4711";
     private static final String QUERY_SECRET = "qs-S3cr3t-0815";
-    private static final String URI = "fake://admin:" + PASSWORD + "@db.example:6379/0?apiKey=" + QUERY_SECRET
+    private static final String URI = "fake://" + USER + ":" + PASSWORD + "@db.example:6379/0?apiKey=" + QUERY_SECRET
             + "&region=eu";
 
     private Fixture f;
@@ -68,12 +69,12 @@ class LoggingTest {
             assertEquals(2, warnings.size(), "one warning for the streak, one for the loss: " + warnings);
             assertEquals("[main] WARN io.dlock.Lease - dlock: renewal failed: lock '" + NAME + "' token " + token
                     + ", 19650 ms of validity left, retrying every 2500 ms until then; cause: LockBackendException: "
-                    + "fake: no answer from fake://admin:***@db.example:6379/0?apiKey=***&region=eu within 5 s",
+                    + "fake: no answer from fake://***:***@db.example:6379/0?apiKey=***&region=eu within 5 s",
                     warnings.get(0));
             assertEquals("[main] WARN io.dlock.Lease - dlock: lease lost: lock '" + NAME + "' token " + token
                     + ", reason EXPIRED, 0 ms of validity left (lease time 30000 ms, held for 29650 ms); cause: "
                     + "renewal failing for 19650 ms (" + f.listener.renewalFailed.size() + " attempt(s)), last: "
-                    + "LockBackendException: fake: no answer from fake://admin:***@db.example:6379/0?apiKey=***"
+                    + "LockBackendException: fake: no answer from fake://***:***@db.example:6379/0?apiKey=***"
                     + "&region=eu within 5 s", warnings.get(1));
             assertEquals(f.listener.renewalFailed.size() - 1,
                     log.lines("DEBUG").stream().filter(l -> l.contains("renewal failed again")).count(),
@@ -204,6 +205,7 @@ class LoggingTest {
         assertTrue(text.contains("release of lock 'c'"), text);
         assertTrue(text.contains(BackendUri.redact(URI)), "backend messages with the redacted URI are logged: " + text);
         assertFalse(text.contains(PASSWORD), text);
+        assertFalse(text.contains(USER), text);
         assertFalse(text.contains(QUERY_SECRET), text);
     }
 }

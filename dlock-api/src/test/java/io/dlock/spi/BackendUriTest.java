@@ -107,20 +107,24 @@ class BackendUriTest {
     }
 
     @Test
-    void redactHidesThePasswordAndSecretLookingParameters() {
-        String r = BackendUri.redact(
-                "redis://admin:hunter2@h:6379/0?password=pw1&clientSecret=sec2&authToken=tok3&apiKey=key4&passphrase=pp5&region=eu&db=3");
-        for (String secret : new String[] {"hunter2", "pw1", "sec2", "tok3", "key4", "pp5"}) {
+    void redactHidesTheUserInfoAndSecretLookingParameters() {
+        String r = BackendUri.redact("redis://admin:hunter2@h:6379/0?password=pw1&clientSecret=sec2&authToken=tok3"
+                + "&apiKey=key4&passphrase=pp5&pwd=pw6&credentials=cr7&auth=au8&region=eu&db=3");
+        for (String secret : new String[] {"admin", "hunter2", "pw1", "sec2", "tok3", "key4", "pp5", "pw6", "cr7", "au8"}) {
             assertFalse(r.contains(secret), secret + " shown in " + r);
         }
-        assertEquals("redis://admin:***@h:6379/0?password=***&clientSecret=***&authToken=***&apiKey=***"
-                + "&passphrase=***&region=eu&db=3", r);
+        assertEquals("redis://***:***@h:6379/0?password=***&clientSecret=***&authToken=***&apiKey=***"
+                + "&passphrase=***&pwd=***&credentials=***&auth=***&region=eu&db=3", r);
+        // the shape stays (a user slot, a password slot, either empty), the text never
+        assertEquals("redis://***@h:1", BackendUri.redact("redis://user@h:1"));
+        assertEquals("redis://:***@h:1", BackendUri.redact("redis://:pw@h:1"));
+        assertEquals("redis://***:@h:1", BackendUri.redact("redis://user:@h:1"));
     }
 
     @Test
     void redactLeavesUrisWithoutSecretsAlone() {
         for (String uri : new String[] {"etcd://h1:2379,h2:2379", "zk://[::1]:2181/chroot",
-            "dynamodb://t?region=eu-west-1", "redis://user@h:1", "not a uri"}) {
+            "dynamodb://t?region=eu-west-1", "not a uri"}) {
             assertEquals(uri, BackendUri.redact(uri));
         }
         assertEquals("null", BackendUri.redact(null));
@@ -159,5 +163,77 @@ class BackendUriTest {
                 assertFalse(shown.contains(part), "'" + part + "' of the password shown in: " + shown);
             }
         }
+    }
+
+    private static final String SECRET = "Zq7Xv9Pw";
+
+    /**
+     * User infos that hold a secret (in the user slot, the password slot, or both), some with the
+     * characters that end a host or path, unencoded, as generated passwords have them. Whatever the
+     * URI becomes, parsed or rejected, no piece of it shows: not in a message, not in toString, and
+     * not in a host, path or parameter that a backend could echo.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "redis://SECRET@h:6379",              // a password written in the user slot
+        "redis://SECRET:pw@h:6379",           // the user name itself
+        "redis://SE/CRET@h:6379/0",           // an unencoded '/'
+        "redis://SE?CRET@h:6379",             // an unencoded '?'
+        "redis://u:SE?CRET@h:6379/0?db=1",
+        "redis://SE/CRET@h:bad",
+        "redis://u:SE/CRET@h:6379/x",
+        "zookeeper://SE/CRET@h1:2181,h2/chroot",
+        "etcd://SE,CRET:pw@h1:2379",
+        "dynamodb://SE/CRET@locks?region=eu-west-1",
+        "redis://SE%zzCRET@h:6379",           // a broken escape
+    })
+    void noPieceOfTheUserInfoShows(String template) {
+        String uri = template.replace("SECRET", SECRET);
+        String userInfo = template.substring(template.indexOf("://") + 3, template.lastIndexOf('@'))
+                .replace("SECRET", SECRET);
+        List<String> pieces = new java.util.ArrayList<>();
+        for (String piece : userInfo.split("[/?:,%]")) {
+            if (piece.length() >= 3 && !piece.equals("pw") && !piece.equals("u")) {
+                pieces.add(piece);
+            }
+        }
+        assertFalse(pieces.isEmpty());
+        List<String> shown = new java.util.ArrayList<>();
+        shown.add(BackendUri.redact(uri));
+        try {
+            BackendUri u = BackendUri.parse(uri);
+            shown.add(u.toString());
+            shown.add(u.hosts().toString());
+            shown.add(u.path());
+            shown.add(u.params().toString());
+        } catch (IllegalArgumentException e) {
+            shown.add(e.getMessage());
+        }
+        for (String text : shown) {
+            for (String piece : pieces) {
+                assertFalse(text.contains(piece), "'" + piece + "' of the user info shown in: " + text);
+            }
+        }
+    }
+
+    @Test
+    void theUserInfoRunsToTheLastAtSign() {
+        BackendUri u = BackendUri.parse("redis://default:Ab3/xY9?z@cache:6379/2?prefix=p");
+        assertEquals(Optional.of("default"), u.user());
+        assertEquals(Optional.of("Ab3/xY9?z"), u.password());
+        assertEquals(List.of(new BackendUri.HostPort("cache", 6379)), u.hosts());
+        assertEquals("/2", u.path());
+        assertEquals(Map.of("prefix", "p"), u.params());
+        // an '@' in a parameter is written %40
+        assertEquals(Optional.of("a@b"), BackendUri.parse("zk://h?prefix=a%40b").param("prefix"));
+    }
+
+    @Test
+    void scrubRemovesTheUserInfoAndSecretParametersFromAnyText() {
+        BackendUri u = BackendUri.parse("redis://alice-user:Zq7Xv9Pw@h:6379?token=Tk4Tk4&region=eu");
+        String scrubbed = u.scrub("NOPERM User alice-user has no permissions; pw Zq7Xv9Pw, token Tk4Tk4, region eu");
+        assertEquals("NOPERM User *** has no permissions; pw ***, token ***, region eu", scrubbed);
+        assertEquals(null, u.scrub(null));
+        assertEquals("no secrets here", BackendUri.parse("redis://h").scrub("no secrets here"));
     }
 }

@@ -81,6 +81,10 @@ class DynamoDbUriTest {
         assertRejected("dynamodb://locks/extra?region=us-east-1" + c, "table");
         assertRejected("dynamodb://t1,t2?region=us-east-1" + c, "table");
         assertRejected("dynamodb://user:" + KEY_ID + "@locks?region=us-east-1", "user info");
+        // credentials written as user info, in either slot: never shown
+        assertRejected("dynamodb://" + KEY_ID + ":" + SECRET.replace("/", "%2F") + "@locks?region=us-east-1", "user info");
+        assertRejected("dynamodb://" + KEY_ID + "@locks?region=us-east-1", "user info");
+        assertRejected("dynamodb://" + SECRET + "@locks?region=us-east-1", "user info");
         assertRejected("dynamodb://locks?region=US_EAST" + c, "region");
         assertRejected("dynamodb://locks?region=us-east-1&endpoint=ftp://h:1" + c, "endpoint");
         assertRejected("dynamodb://locks?region=us-east-1&endpoint=127.0.0.1:8000" + c, "endpoint");

@@ -80,6 +80,11 @@ class EtcdUriTest {
             Files.delete(junk);
         }
         assertRejected("etcd://alice@127.0.0.1:2379", "user");
+        // a password in the user slot, some with characters that would end the host: never shown
+        assertRejected("etcd://" + SECRET + "@127.0.0.1:2379", "no ':'");
+        assertRejected("etcd://x" + SECRET + "/y@127.0.0.1:2379", "no ':'");
+        assertRejected("etcd://" + SECRET + "?x@127.0.0.1:2379", "no ':'");
+        assertRejected("etcd://" + SECRET + ":pw@127.0.0.1:2379/dlock", "path");
         assertRejected("etcd://alice:@127.0.0.1:2379", "password");
         assertRejected("etcd://:" + SECRET + "@127.0.0.1:2379", "user");
         assertRejected("zookeeper://127.0.0.1:2181", "scheme");

@@ -74,6 +74,26 @@ class RedisUriTest {
     }
 
     @Test
+    void aPasswordInTheUserSlotIsRejectedWithoutBeingShown() {
+        // redis://PASSWORD@host: the user info has no ':', so its one part is the user name
+        for (String userInfo : new String[] {SECRET, "x" + SECRET + "/y", SECRET + "?x", "a," + SECRET}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> open("redis://" + userInfo + "@127.0.0.1:6379"));
+            assertTrue(e.getMessage().contains("no ':'"), e.getMessage());
+            assertTrue(e.getMessage().contains("redis://:PASSWORD@host"), e.getMessage());
+            assertFalse(e.getMessage().contains(SECRET), e.getMessage());
+        }
+        // the user name is user info too: not shown by a message about another part, nor by toString
+        assertRejected("redis://" + SECRET + ":pw@127.0.0.1:6379/x", "database");
+        LockBackend b = open("redis://" + SECRET + ":pw@127.0.0.1:1");
+        try {
+            assertFalse(b.toString().contains(SECRET), b.toString());
+        } finally {
+            b.close();
+        }
+    }
+
+    @Test
     void malformedPortIsRejectedByTheClientWithoutThePassword() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> LockClient.open("redis://u:" + SECRET + "@127.0.0.1:port"));

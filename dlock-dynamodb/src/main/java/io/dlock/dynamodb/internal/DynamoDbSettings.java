@@ -80,7 +80,9 @@ final class DynamoDbSettings {
         }
         if (uri.user().isPresent() || uri.password().isPresent()) {
             throw new IllegalArgumentException("uri user info is not used by dlock-dynamodb: give credentials as the "
-                    + "accessKeyId and secretAccessKey parameters, or leave them to the SDK's default chain: '" + shown + "'");
+                    + "accessKeyId and secretAccessKey parameters, or leave them to the SDK's default chain (an '@' "
+                    + "anywhere in the uri, even in a parameter such as endpoint, starts user info; write it %40 in "
+                    + "a parameter): '" + shown + "'");
         }
         if (uri.hosts().size() != 1 || uri.hosts().get(0).port() >= 0 || !(uri.path().isEmpty() || uri.path().equals("/"))) {
             throw new IllegalArgumentException("uri table: write dynamodb://TABLE?region=REGION (the table name where "

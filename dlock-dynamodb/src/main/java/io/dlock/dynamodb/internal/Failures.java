@@ -15,7 +15,8 @@ import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
  * Turns the SDK's exceptions into {@link LockBackendException}s that say what failed, on which
  * table and lock, and what to do about it: a missing table, a missing permission, rejected
  * credentials, throttling, no answer in time. Messages never contain credentials: the SDK's own
- * messages do not carry them, and the URI is only ever shown redacted.
+ * messages do not carry them (and are scrubbed of the URI's secret parameters all the same), and
+ * the URI is only ever shown redacted.
  */
 final class Failures {
 
@@ -65,7 +66,9 @@ final class Failures {
         if (e instanceof AwsServiceException ase) {
             String code = ase.awsErrorDetails() == null ? null : ase.awsErrorDetails().errorCode();
             String message = ase.awsErrorDetails() == null ? null : ase.awsErrorDetails().errorMessage();
-            String said = (code == null ? "HTTP " + ase.statusCode() : code) + (message == null ? "" : ": " + message);
+            // the URI's secret parameters scrubbed out, should a reply ever echo one
+            String said = settings.uri.scrub((code == null ? "HTTP " + ase.statusCode() : code)
+                    + (message == null ? "" : ": " + message));
             if ("AccessDeniedException".equals(code)) {
                 return new LockBackendException(what + " failed: the credentials are not allowed dynamodb:" + action
                         + " on table '" + settings.table + "' (" + said + "). Grant dynamodb:" + action + " on the table; "
@@ -91,7 +94,7 @@ final class Failures {
             return new LockBackendException(what + " got no answer from " + settings.server() + " within " + timeout
                     + " (the operation timeout)", lockName, e);
         }
-        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : settings.uri.scrub(e.getMessage());
         if (message.toLowerCase(Locale.ROOT).contains("credentials")) {
             return new LockBackendException(what + " failed: no usable AWS credentials were found. Give accessKeyId and "
                     + "secretAccessKey in the URI, name a profile, or configure the SDK's default chain. " + message,

@@ -179,13 +179,12 @@ final class Calls {
         return "";
     }
 
-    /** Removes any occurrence of the password from a message (the server might echo it someday). */
+    /**
+     * Removes the URI's user, password and secret parameter values from a message (a server or
+     * gRPC might echo them, an auth failure naming the user, say).
+     */
     String scrub(String message) {
-        String password = settings.password;
-        if (message == null || password == null || password.isEmpty()) {
-            return message;
-        }
-        return message.replace(password, "***");
+        return settings.uri.scrub(message);
     }
 
     static Throwable unwrap(Throwable t) {

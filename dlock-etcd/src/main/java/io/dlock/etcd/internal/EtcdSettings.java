@@ -75,8 +75,10 @@ final class EtcdSettings {
         String user = uri.user().orElse(null);
         String password = uri.password().orElse(null);
         if (user != null && password == null) {
-            throw new IllegalArgumentException("uri user: the uri gives the user '" + user
-                    + "' but no password; write " + scheme + "://user:password@host:port: '" + shown + "'");
+            // never echo it: it is as likely a password written without the ':' as a user name
+            throw new IllegalArgumentException("uri user info has no ':', so it would be a user name without a "
+                    + "password; etcd authentication needs both: write " + scheme + "://USER:PASSWORD@host:port: '"
+                    + shown + "'");
         }
         if (user == null && password != null) {
             throw new IllegalArgumentException("uri user is missing: etcd authentication needs a user name "

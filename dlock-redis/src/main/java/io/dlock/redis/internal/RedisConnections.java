@@ -310,10 +310,10 @@ final class RedisConnections implements AutoCloseable {
         } else {
             message = "the " + what + " on " + server + " failed (" + detail + ")";
         }
-        return new LockBackendException(message, lockName, e);
+        return new LockBackendException(message, lockName, showsSecrets(e) ? null : e);
     }
 
-    /** The innermost useful message of a failure, withheld if it could contain the password. */
+    /** The innermost useful message of a failure, with the URI's secrets scrubbed out. */
     private String detail(Throwable e) {
         String text = null;
         for (Throwable t : chain(e)) {
@@ -324,16 +324,29 @@ final class RedisConnections implements AutoCloseable {
         if (text == null) {
             text = e.getClass().getSimpleName();
         }
-        if (settings.password != null && text.contains(settings.password)) {
-            return e.getClass().getSimpleName() + ", details withheld as they may contain credentials";
-        }
-        return text;
+        // a server's reply may name the user (NOPERM User alice ...) or, someday, echo the password
+        return settings.uri.scrub(text);
     }
 
     /**
      * A failure, its causes and what they suppressed (jedis reports why each address of a host
      * refused as suppressed exceptions), outermost first.
      */
+    /**
+     * Whether a failure's messages name the URI's user or password: then it must not become the
+     * cause of our exception, whose stack trace would print them (the scrubbed detail is in our
+     * message).
+     */
+    private boolean showsSecrets(Throwable e) {
+        for (Throwable t : chain(e)) {
+            String m = t.getMessage();
+            if (m != null && !m.equals(settings.uri.scrub(m))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     static List<Throwable> chain(Throwable e) {
         List<Throwable> out = new ArrayList<>();
         ArrayDeque<Throwable> todo = new ArrayDeque<>();

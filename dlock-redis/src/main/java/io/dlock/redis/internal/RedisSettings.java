@@ -73,8 +73,10 @@ final class RedisSettings {
         String user = uri.user().orElse(null);
         String password = uri.password().orElse(null);
         if (user != null && password == null) {
-            throw new IllegalArgumentException("uri user: the uri gives the user '" + user
-                    + "' but no password; write " + scheme + "://user:password@host:port: '" + shown + "'");
+            // never echo it: it is as likely a password written without the ':' as a user name
+            throw new IllegalArgumentException("uri user info has no ':', so it would be a user name without a "
+                    + "password; write " + scheme + "://:PASSWORD@host for a password alone, or " + scheme
+                    + "://USER:PASSWORD@host: '" + shown + "'");
         }
         if (password != null && password.isEmpty()) {
             throw new IllegalArgumentException("uri password is empty: leave out the user info or give the password: '"

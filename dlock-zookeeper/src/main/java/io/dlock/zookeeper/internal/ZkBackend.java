@@ -72,6 +72,8 @@ public final class ZkBackend implements LockBackend {
     private static final Logger LOG = LoggerFactory.getLogger(ZkBackend.class);
     /** How long the core has to tell a holder its lease was lost before the janitor deletes the node. */
     private static final long LOST_NODE_GRACE_MILLIS = 1000;
+    /** The longest the probe of the addresses may add to a failed open (see {@link AddressProbe}). */
+    private static final Duration PROBE_BUDGET = Duration.ofMillis(250);
     private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(
             Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.FAIR, Capability.HOLDER_QUERY,
             Capability.SURVIVES_SERVER_FAILOVER));
@@ -142,18 +144,21 @@ public final class ZkBackend implements LockBackend {
             connected = cf.blockUntilConnected(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            backend.close();
+            backend.closeUnconnected();
             throw new LockBackendException("interrupted while connecting to ZooKeeper at " + config.connectString,
                     null, e);
         } catch (RuntimeException e) {
-            backend.close();
+            backend.closeUnconnected();
             throw new LockBackendException("could not start a ZooKeeper client for " + config.connectString + ": "
                     + e.getMessage(), null, e);
         }
         if (!connected) {
-            backend.close();
+            backend.closeUnconnected();
+            // say what is there: a wrong port and a stopped server look the same to the client
+            List<String> findings = AddressProbe.findings(config.addresses,
+                    timeout.compareTo(PROBE_BUDGET) < 0 ? timeout : PROBE_BUDGET);
             throw new LockBackendException("could not connect to ZooKeeper at " + config.connectString
-                    + " within the operation timeout of " + timeout, null, null);
+                    + " within the operation timeout of " + timeout + ": " + String.join("; ", findings), null, null);
         }
         backend.refreshSession();
         LOG.debug("dlock: connected to ZooKeeper at {}, session timeout {} ms", config.connectString,
@@ -505,19 +510,30 @@ public final class ZkBackend implements LockBackend {
     }
 
     /** Closes the session (the server deletes its ephemeral nodes) and stops every thread. */
+    /**
+     * Closes the session (the server deletes this client's nodes at once) and stops every thread.
+     * Bounded: the server gets one operation timeout to confirm the end of the session; after that
+     * the client stops waiting and drops the connection, and the server ends the session itself
+     * when it expires.
+     */
     @Override
     public void close() {
+        close(calls.timeout());
+    }
+
+    /** Clean-up of an open that never got a session: nothing to tell a server, so nothing to wait for. */
+    private void closeUnconnected() {
+        close(Duration.ZERO);
+    }
+
+    private void close(Duration grace) {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
         calls.close();
         wakeAttempts();
         janitor.close();
-        try {
-            cf.close();
-        } catch (RuntimeException e) {
-            LOG.warn("dlock: closing the ZooKeeper client failed", e);
-        }
+        closeCurator(grace);
         runSafe.shutdownNow();
         try {
             if (!runSafe.awaitTermination(calls.timeout().toMillis() + 1000, TimeUnit.MILLISECONDS)) {
@@ -526,6 +542,55 @@ public final class ZkBackend implements LockBackend {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Closes Curator on a thread of its own and waits for it at most {@code grace}: ZooKeeper's
+     * close waits for the server to answer the end of the session, and without a connection (a
+     * server that is frozen, or a port where something else listens) that wait lasts until the
+     * client gives up on the connection, up to the session timeout. After the grace the closing
+     * thread is interrupted, which makes ZooKeeper stop waiting and drop the connection and its
+     * threads.
+     */
+    private void closeCurator(Duration grace) {
+        Thread closer = context.threadFactory().newThread(() -> {
+            try {
+                cf.close();
+            } catch (RuntimeException e) {
+                LOG.warn("dlock: closing the ZooKeeper client failed", e);
+            }
+        });
+        closer.start();
+        boolean interrupted = join(closer, grace);
+        if (closer.isAlive()) {
+            closer.interrupt(); // the grace is over: stop waiting for the server
+            interrupted |= join(closer, calls.timeout());
+            if (closer.isAlive()) {
+                LOG.warn("dlock: the ZooKeeper client did not stop within {} of being interrupted; its threads end "
+                        + "when ZooKeeper gives up on the connection", calls.timeout());
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Waits at most {@code max} for a thread to end, not giving in to interrupts; returns whether one came. */
+    private static boolean join(Thread t, Duration max) {
+        long end = System.nanoTime() + Calls.saturatedNanos(max);
+        boolean interrupted = false;
+        while (t.isAlive()) {
+            long left = end - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            try {
+                TimeUnit.NANOSECONDS.timedJoin(t, left);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        return interrupted;
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.dlock.zookeeper.internal;
 
 import io.dlock.spi.BackendUri;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
@@ -22,6 +23,8 @@ final class ZkConfig {
     private static final Set<String> PARAMS = Set.of("sessionTimeout", "prefix");
 
     final String connectString;
+    /** The configured addresses, unresolved, for {@link AddressProbe}. */
+    final List<InetSocketAddress> addresses;
     /**
      * Where the per-name parents live: chroot + "/" + prefix. Not a Curator namespace: Curator
      * creates a namespace with a blocking call on the caller's thread, outside our deadlines.
@@ -32,9 +35,10 @@ final class ZkConfig {
     final String password;
     final String shown; // redacted URI, for messages
 
-    private ZkConfig(String connectString, String basePath, Duration sessionTimeout,
-                     String user, String password, String shown) {
+    private ZkConfig(String connectString, List<InetSocketAddress> addresses, String basePath,
+                     Duration sessionTimeout, String user, String password, String shown) {
         this.connectString = connectString;
+        this.addresses = List.copyOf(addresses);
         this.basePath = basePath;
         this.sessionTimeout = sessionTimeout;
         this.user = user;
@@ -48,9 +52,11 @@ final class ZkConfig {
             throw new IllegalArgumentException("uri must name at least one ZooKeeper host, was '" + shown + "'");
         }
         List<String> hosts = new ArrayList<>();
+        List<InetSocketAddress> addresses = new ArrayList<>();
         for (BackendUri.HostPort hp : uri.hosts()) {
             String host = hp.host().contains(":") ? "[" + hp.host() + "]" : hp.host();
             hosts.add(host + ":" + hp.portOr(DEFAULT_PORT));
+            addresses.add(InetSocketAddress.createUnresolved(hp.host(), hp.portOr(DEFAULT_PORT)));
         }
         for (Map.Entry<String, String> e : uri.params().entrySet()) {
             if (!PARAMS.contains(e.getKey())) {
@@ -74,8 +80,10 @@ final class ZkConfig {
         String user = uri.user().orElse(null);
         String password = uri.password().orElse(null);
         if (user != null && password == null) {
-            throw new IllegalArgumentException("uri names the user '" + user
-                    + "' without a password; ZooKeeper digest authentication needs user:password@: '" + shown + "'");
+            // never echo it: it is as likely a password written without the ':' as a user name
+            throw new IllegalArgumentException("uri user info has no ':', so it would be a user name without a "
+                    + "password; ZooKeeper digest authentication needs both: write zookeeper://USER:PASSWORD@host: '"
+                    + shown + "'");
         }
         if (user == null && password != null) {
             throw new IllegalArgumentException("uri has a password but no user: '" + shown + "'");
@@ -83,7 +91,7 @@ final class ZkConfig {
         if (user != null && user.contains(":")) {
             throw new IllegalArgumentException("uri user must not contain ':': '" + shown + "'");
         }
-        return new ZkConfig(String.join(",", hosts), chroot + prefixPath, session, user, password, shown);
+        return new ZkConfig(String.join(",", hosts), addresses, chroot + prefixPath, session, user, password, shown);
     }
 
     boolean hasCredentials() {

@@ -66,6 +66,26 @@ class ZkConfigTest {
     }
 
     @Test
+    void noPartOfTheUserInfoShowsInAMessage() {
+        String secret = "Zq7Xv9Pw-zk";
+        // a password in the user slot, some with characters that would end the host
+        for (String uri : new String[] {"zookeeper://" + secret + "@h1:2181", "zookeeper://x" + secret + "/y@h1:2181",
+            "zookeeper://" + secret + "?x@h1:2181/chroot"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> parse(uri), uri);
+            assertTrue(e.getMessage().contains("no ':'"), e.getMessage());
+            assertFalse(e.getMessage().contains(secret), e.getMessage());
+        }
+        // the user name is user info too
+        for (String uri : new String[] {"zookeeper://" + secret + ":pw@h1?bogus=1", "zookeeper://" + secret + ":pw@h/a//b",
+            "zookeeper://a%3A" + secret + ":pw@h1"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> parse(uri), uri);
+            assertFalse(e.getMessage().contains(secret), e.getMessage());
+        }
+        ZkConfig c = parse("zookeeper://" + secret + ":pw@h1");
+        assertFalse(c.shown.contains(secret), c.shown);
+    }
+
+    @Test
     void prefixZookeeperIsFineUnderAChroot() {
         assertEquals("/apps/zookeeper", parse("zookeeper://h/apps?prefix=zookeeper").basePath);
         assertNull(parse("zookeeper://h").user);
