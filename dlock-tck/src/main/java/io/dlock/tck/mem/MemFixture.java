@@ -163,6 +163,37 @@ public class MemFixture implements TckFixture {
         });
     }
 
+    /**
+     * A failover of the reference server: the "leader" is replaced by a replica that missed every
+     * lock (asynchronous replication at its worst), while the fencing counter survives. The
+     * reference provider stays safe through its lock-delay, though it does not declare
+     * SURVIVES_SERVER_FAILOVER; a provider that declares it without a lock-delay fails S9 here.
+     *
+     * @return the control
+     */
+    @Override
+    public Optional<io.dlock.tck.ClusterControl> cluster() {
+        MemServer s = MemServer.named(server);
+        return Optional.of(new io.dlock.tck.ClusterControl() {
+            @Override
+            public int size() {
+                return 3;
+            }
+
+            @Override
+            public String killLeader() {
+                s.kill();
+                s.resume(); // the replica answers at once, without the locks
+                return "mem leader";
+            }
+
+            @Override
+            public void restartKilled() {
+                // the replica already serves; nothing to bring back
+            }
+        });
+    }
+
     @Override
     public void close() {
         MemServer.drop(server);

@@ -849,6 +849,26 @@ public final class BrokenProviders implements LockProvider {
                         };
                     }
                 });
+        add("claims-failover", "declares SURVIVES_SERVER_FAILOVER, but a new leader that missed the locks grants "
+                + "them at once", rules(Rule.S9, Rule.S11),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public Set<Capability> capabilities() {
+                        Set<Capability> caps = EnumSet.copyOf(real.capabilities());
+                        caps.add(Capability.SURVIVES_SERVER_FAILOVER);
+                        return caps;
+                    }
+
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new CustomGrant(this, request) {
+                            @Override
+                            long grant(MemServer server, long leaseNanos) {
+                                return server.tryAcquire(request.name(), request.ownerId(), leaseNanos, false);
+                            }
+                        };
+                    }
+                });
     }
 
     private static final Map<String, Long> WALL_EXPIRY = new ConcurrentHashMap<>();
