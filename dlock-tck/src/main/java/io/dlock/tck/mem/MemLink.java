@@ -80,6 +80,16 @@ public final class MemLink {
         this.random = new SplittableRandom(NetworkFault.defaultSeed());
     }
 
+    /**
+     * Creates a link for another backend's calls (see {@link io.dlock.tck.LinkedClients}).
+     *
+     * @param timeout how long a caller waits for an answer before it fails
+     * @return the link
+     */
+    public static MemLink create(Duration timeout) {
+        return new MemLink(timeout);
+    }
+
     /** Holds back every request from now on. */
     public synchronized void freeze() {
         frozen = true;
@@ -191,7 +201,12 @@ public final class MemLink {
      * @return whether news from the server (a release, a change) can reach this client now: not
      *     while frozen, nor while answers are lost
      */
-    synchronized boolean hearsServer() {
+    /**
+     * Tells whether news from the server (a notification) can reach the client now.
+     *
+     * @return false while frozen or while answers are lost
+     */
+    public synchronized boolean hearsServer() {
         return !frozen && !dropsAnswers();
     }
 
@@ -224,7 +239,17 @@ public final class MemLink {
         toFail.forEach(Call::reset);
     }
 
-    <T> T call(String lockName, Supplier<T> request) {
+    /**
+     * Sends one request across the link: applied and answered, held, delayed or lost as the
+     * current fault says.
+     *
+     * @param lockName the lock, for messages, or null
+     * @param request the request, run where the server would run it
+     * @param <T> the answer's type
+     * @return the answer
+     * @throws io.dlock.LockBackendException if no answer came within the timeout, or the link was reset
+     */
+    public <T> T call(String lockName, Supplier<T> request) {
         Call<T> call = new Call<>(request, lockName);
         boolean direct = false;
         boolean applyNow = false;

@@ -1,0 +1,213 @@
+package io.dlock.tck;
+
+import io.dlock.Capability;
+import io.dlock.LockClient;
+import io.dlock.LockClientConfig;
+import io.dlock.LockHolder;
+import io.dlock.spi.AcquireAttempt;
+import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.AttemptResult;
+import io.dlock.spi.BackendContext;
+import io.dlock.spi.HeldLock;
+import io.dlock.spi.LockBackend;
+import io.dlock.spi.LockProvider;
+import io.dlock.tck.mem.MemLink;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Freezable clients for backends the TCK cannot put a {@link TcpProxy} in front of (an in-process
+ * store, a Unix socket, an HTTP client with its own pooling): every call the core makes to the
+ * backend crosses an emulated network link ({@link MemLink}, the same one the {@code mem://}
+ * reference provider uses), which freezes and injects every {@link NetworkFault} kind at the level
+ * of requests: a request is applied or not, its answer arrives or not, a caller that hears nothing
+ * fails after the operation timeout.
+ *
+ * <p>Limits, by construction: only the core's calls cross the link. Traffic a backend sends on its
+ * own (session heartbeats, lease keep-alives, watch streams) does not, so a frozen link does not
+ * stop a session from being kept alive; for such backends a transport-level fault (a proxy) is the
+ * honest choice, and rules that need one (L2's crash, E2) then test less than they claim. A frozen
+ * link also stops the backend's notifications from reaching a waiter: {@code awaitTurn} then just
+ * sleeps.
+ *
+ * <pre>{@code
+ * public Optional<FreezableClient> openFreezable(LockClientConfig.Builder config) {
+ *     return Optional.of(LinkedClients.open(config.build(), new MyStoreProvider()));
+ * }
+ * }</pre>
+ */
+public final class LinkedClients {
+
+    private LinkedClients() { }
+
+    /**
+     * Opens a client of the given provider whose calls cross a fresh emulated link.
+     *
+     * @param config the client's configuration (its operation timeout is the link's)
+     * @param provider the provider under test
+     * @return the client with its link's controls
+     * @throws IllegalArgumentException if an argument is null
+     */
+    public static FreezableClient open(LockClientConfig config, LockProvider provider) {
+        if (config == null || provider == null) {
+            throw new IllegalArgumentException((config == null ? "config" : "provider") + " must not be null");
+        }
+        MemLink link = MemLink.create(config.operationTimeout());
+        LockClient client = LockClient.open(config, new LinkedProvider(provider, link));
+        return new FreezableClient() {
+            @Override
+            public LockClient client() {
+                return client;
+            }
+
+            @Override
+            public void freeze() {
+                link.freeze();
+            }
+
+            @Override
+            public void unfreeze() {
+                link.unfreeze();
+            }
+
+            @Override
+            public Set<NetworkFault> faults() {
+                return EnumSet.complementOf(EnumSet.of(NetworkFault.FREEZE));
+            }
+
+            @Override
+            public void inject(NetworkFault fault) {
+                link.inject(fault);
+            }
+
+            @Override
+            public void heal() {
+                link.heal();
+            }
+
+            @Override
+            public void close() {
+                heal();
+                client.close();
+            }
+        };
+    }
+
+    /** A grant the core never heard of, as the backend needs it to release it. */
+    private record Grant(String name, String ownerId, long fencingToken, Duration leaseTime, Object backendState)
+            implements HeldLock {
+        Grant(AcquireRequest request, AttemptResult r) {
+            this(request.name(), request.ownerId(), r.fencingToken(), request.leaseTime(), r.state());
+        }
+    }
+
+    /** The provider under test, with every backend call routed through the link. */
+    private static final class LinkedProvider implements LockProvider {
+        private final LockProvider real;
+        private final MemLink link;
+
+        LinkedProvider(LockProvider real, MemLink link) {
+            this.real = real;
+            this.link = link;
+        }
+
+        @Override
+        public String name() {
+            return real.name();
+        }
+
+        @Override
+        public Set<String> schemes() {
+            return real.schemes();
+        }
+
+        @Override
+        public LockBackend open(BackendContext context) {
+            LockBackend b = real.open(context);
+            return new LockBackend() {
+                @Override
+                public Set<Capability> capabilities() {
+                    return b.capabilities();
+                }
+
+                @Override
+                public Duration minimumLeaseTime() {
+                    return b.minimumLeaseTime();
+                }
+
+                @Override
+                public Duration maximumLeaseTime() {
+                    return b.maximumLeaseTime();
+                }
+
+                @Override
+                public AcquireAttempt newAttempt(AcquireRequest request) {
+                    AcquireAttempt a = b.newAttempt(request);
+                    return new AcquireAttempt() {
+                        // the last answer the backend gave on the far side of the link, whether or not it arrived:
+                        // read there too, in request order, so abandon() knows of a grant whose answer was lost
+                        private volatile AttemptResult applied;
+
+                        @Override
+                        public AttemptResult tryOnce() {
+                            return link.call(request.name(), () -> {
+                                AttemptResult r = a.tryOnce();
+                                applied = r;
+                                return r;
+                            });
+                        }
+
+                        @Override
+                        public void awaitTurn(Duration maxWait) throws InterruptedException {
+                            if (link.hearsServer()) {
+                                a.awaitTurn(maxWait);
+                            } else {
+                                Thread.sleep(Math.max(1, maxWait.toMillis()));
+                            }
+                        }
+
+                        @Override
+                        public void abandon() {
+                            try {
+                                link.call(request.name(), () -> {
+                                    AttemptResult r = applied;
+                                    if (r != null && r.granted()) {
+                                        // granted on the server though the core never heard: release it, owner-checked
+                                        b.release(new Grant(request, r));
+                                    }
+                                    a.abandon();
+                                    return null;
+                                });
+                            } catch (RuntimeException e) {
+                                // best effort, as abandon() itself: the lease ends by expiry
+                            }
+                        }
+                    };
+                }
+
+                @Override
+                public boolean[] renew(List<? extends HeldLock> locks) {
+                    return link.call(null, () -> b.renew(locks));
+                }
+
+                @Override
+                public boolean release(HeldLock lock) {
+                    return link.call(lock.name(), () -> b.release(lock));
+                }
+
+                @Override
+                public Optional<LockHolder> holder(String name) {
+                    return link.call(name, () -> b.holder(name));
+                }
+
+                @Override
+                public void close() {
+                    b.close();
+                }
+            };
+        }
+    }
+}
