@@ -40,9 +40,10 @@ public class ZooKeeperClusterFixture extends ProxiedFixture {
                 + "/dlock-tck?sessionTimeout=" + ZooKeeperFixture.SESSION;
     }
 
+    /** The session timeout, as {@link ZooKeeperFixture#leaseTime()} explains. */
     @Override
     public Duration leaseTime() {
-        return Duration.ofSeconds(2);
+        return ZooKeeperFixture.SESSION;
     }
 
     @Override
