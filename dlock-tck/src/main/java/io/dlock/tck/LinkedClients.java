@@ -13,7 +13,6 @@ import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
 import io.dlock.tck.mem.MemLink;
 import java.time.Duration;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -57,43 +56,7 @@ public final class LinkedClients {
         }
         MemLink link = MemLink.create(config.operationTimeout());
         LockClient client = LockClient.open(config, new LinkedProvider(provider, link));
-        return new FreezableClient() {
-            @Override
-            public LockClient client() {
-                return client;
-            }
-
-            @Override
-            public void freeze() {
-                link.freeze();
-            }
-
-            @Override
-            public void unfreeze() {
-                link.unfreeze();
-            }
-
-            @Override
-            public Set<NetworkFault> faults() {
-                return EnumSet.complementOf(EnumSet.of(NetworkFault.FREEZE));
-            }
-
-            @Override
-            public void inject(NetworkFault fault) {
-                link.inject(fault);
-            }
-
-            @Override
-            public void heal() {
-                link.heal();
-            }
-
-            @Override
-            public void close() {
-                heal();
-                client.close();
-            }
-        };
+        return link.freezable(client);
     }
 
     /** A grant the core never heard of, as the backend needs it to release it. */

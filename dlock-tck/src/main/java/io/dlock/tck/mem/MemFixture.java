@@ -7,9 +7,7 @@ import io.dlock.tck.NetworkFault;
 import io.dlock.tck.ServerControl;
 import io.dlock.tck.TckFixture;
 import java.time.Duration;
-import java.util.EnumSet;
 import java.util.Optional;
-import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -90,46 +88,7 @@ public class MemFixture implements TckFixture {
         LockClient client = LockClient.open(config.uri(uri() + "?link=" + linkId).build());
         MemLink link = MemServer.named(server).link(linkId).orElseThrow();
         link.latencySeed(nextSeed());
-        return Optional.of(new FreezableClient() {
-            @Override
-            public LockClient client() {
-                return client;
-            }
-
-            @Override
-            public void freeze() {
-                link.freeze();
-            }
-
-            @Override
-            public void unfreeze() {
-                link.unfreeze();
-            }
-
-            @Override
-            public Set<NetworkFault> faults() {
-                return EnumSet.allOf(NetworkFault.class);
-            }
-
-            @Override
-            public void inject(NetworkFault fault) {
-                if (fault == null) {
-                    throw new IllegalArgumentException("fault must not be null");
-                }
-                link.inject(fault);
-            }
-
-            @Override
-            public void heal() {
-                link.heal();
-            }
-
-            @Override
-            public void close() {
-                link.heal();
-                client.close();
-            }
-        });
+        return Optional.of(link.freezable(client));
     }
 
     @Override

@@ -81,6 +81,56 @@ public final class MemLink {
     }
 
     /**
+     * Gives the TCK a client whose network is this link.
+     *
+     * @param client the client whose backend calls cross this link
+     * @return the client with this link's controls; closing it heals the link and closes the client
+     */
+    public io.dlock.tck.FreezableClient freezable(io.dlock.LockClient client) {
+        MemLink link = this;
+        return new io.dlock.tck.FreezableClient() {
+            @Override
+            public io.dlock.LockClient client() {
+                return client;
+            }
+
+            @Override
+            public void freeze() {
+                link.freeze();
+            }
+
+            @Override
+            public void unfreeze() {
+                link.unfreeze();
+            }
+
+            @Override
+            public java.util.Set<NetworkFault> faults() {
+                return java.util.EnumSet.allOf(NetworkFault.class);
+            }
+
+            @Override
+            public void inject(NetworkFault fault) {
+                if (fault == null) {
+                    throw new IllegalArgumentException("fault must not be null");
+                }
+                link.inject(fault);
+            }
+
+            @Override
+            public void heal() {
+                link.heal();
+            }
+
+            @Override
+            public void close() {
+                link.heal();
+                client.close();
+            }
+        };
+    }
+
+    /**
      * Creates a link for another backend's calls (see {@link io.dlock.tck.LinkedClients}).
      *
      * @param timeout how long a caller waits for an answer before it fails

@@ -204,6 +204,69 @@ public final class BrokenProviders implements LockProvider {
         }
     }
 
+    /** How a grant mutant asks the server: returns the token, or minus the remaining nanoseconds when busy. */
+    @FunctionalInterface
+    interface Grant {
+        long grant(MemServer server, AcquireRequest request, long leaseNanos);
+    }
+
+    /** A backend whose attempts grant through {@code grant}, declaring {@code extra} capabilities too. */
+    static class Granting extends Forwarding {
+        private final Set<Capability> extra;
+        private final Grant grant;
+
+        Granting(Ctx c, Set<Capability> extra, Grant grant) {
+            super(c.real());
+            this.extra = extra;
+            this.grant = grant;
+        }
+
+        @Override
+        public Set<Capability> capabilities() {
+            Set<Capability> caps = EnumSet.copyOf(real.capabilities());
+            caps.addAll(extra);
+            return caps;
+        }
+
+        @Override
+        public AcquireAttempt newAttempt(AcquireRequest request) {
+            return new CustomGrant(this, request) {
+                @Override
+                long grant(MemServer server, long leaseNanos) {
+                    return grant.grant(server, request, leaseNanos);
+                }
+            };
+        }
+    }
+
+    static Forwarding granting(Ctx c, Set<Capability> extra, Grant grant) {
+        return new Granting(c, extra, grant);
+    }
+
+    /** A backend whose waiters only sleep (poll), declaring NOTIFY_WAITERS or not. */
+    static Forwarding polling(Ctx c, boolean declareNotify) {
+        return new Forwarding(c.real()) {
+            @Override
+            public Set<Capability> capabilities() {
+                Set<Capability> caps = EnumSet.copyOf(real.capabilities());
+                if (!declareNotify) {
+                    caps.remove(Capability.NOTIFY_WAITERS);
+                }
+                return caps;
+            }
+
+            @Override
+            public AcquireAttempt newAttempt(AcquireRequest request) {
+                return new ForwardingAttempt(real.newAttempt(request)) {
+                    @Override
+                    public void awaitTurn(Duration maxWait) throws InterruptedException {
+                        Thread.sleep(Math.max(1, maxWait.toMillis()));
+                    }
+                };
+            }
+        };
+    }
+
     /** A renew that extends each lease by a given time, owner-checked. */
     static boolean[] renewFor(Forwarding b, List<? extends HeldLock> locks, Function<HeldLock, Long> leaseNanos) {
         return b.call(null, () -> {
@@ -252,6 +315,43 @@ public final class BrokenProviders implements LockProvider {
         };
     }
 
+    /** How a token mutant turns the server's token into the one it hands out. */
+    @FunctionalInterface
+    interface TokenMap {
+        long map(MemServer server, long serverToken);
+    }
+
+    /**
+     * A backend that hands out other tokens than the server's, keeping the server's in the
+     * backend state so that renew and release still reach the right grant.
+     */
+    static LockBackend tokensMapped(Ctx c, TokenMap map) {
+        return new Forwarding(c.real()) {
+            @Override
+            public AcquireAttempt newAttempt(AcquireRequest request) {
+                return new ForwardingAttempt(real.newAttempt(request)) {
+                    @Override
+                    public AttemptResult tryOnce() {
+                        AttemptResult r = super.tryOnce();
+                        return r.granted() ? AttemptResult.granted(map.map(server(), r.fencingToken()), r.fencingToken()) : r;
+                    }
+                };
+            }
+
+            @Override
+            public boolean[] renew(List<? extends HeldLock> locks) {
+                List<HeldLock> mapped = new ArrayList<>();
+                locks.forEach(l -> mapped.add(Mapped.of(l, l.name(), serverToken(l))));
+                return real.renew(mapped);
+            }
+
+            @Override
+            public boolean release(HeldLock lock) {
+                return real.release(Mapped.of(lock, lock.name(), serverToken(lock)));
+            }
+        };
+    }
+
     /** The server's token a token mutant kept in the backend state (a lease it never granted has none). */
     private static long serverToken(HeldLock l) {
         return l.backendState() instanceof Long t ? t : l.fencingToken();
@@ -294,65 +394,15 @@ public final class BrokenProviders implements LockProvider {
                 rules(Rule.S2, Rule.S8, Rule.S11, Rule.L6, Rule.E1, Rule.E2, Rule.E3, Rule.E4),
                 c -> {
                     AtomicLong clientCounter = new AtomicLong();
-                    return new Forwarding(c.real()) {
-                        @Override
-                        public AcquireAttempt newAttempt(AcquireRequest request) {
-                            return new ForwardingAttempt(real.newAttempt(request)) {
-                                @Override
-                                public AttemptResult tryOnce() {
-                                    AttemptResult r = super.tryOnce();
-                                    return r.granted() ? AttemptResult.granted(clientCounter.incrementAndGet(), r.fencingToken()) : r;
-                                }
-                            };
-                        }
-
-                        @Override
-                        public boolean[] renew(List<? extends HeldLock> locks) {
-                            List<HeldLock> mapped = new ArrayList<>();
-                            locks.forEach(l -> mapped.add(Mapped.of(l, l.name(), serverToken(l))));
-                            return real.renew(mapped);
-                        }
-
-                        @Override
-                        public boolean release(HeldLock lock) {
-                            return real.release(Mapped.of(lock, lock.name(), serverToken(lock)));
-                        }
-                    };
+                    return tokensMapped(c, (server, token) -> clientCounter.incrementAndGet());
                 });
         add("token-reset-on-restart", "the token counter starts again from 1 after a server restart",
                 rules(Rule.L6, Rule.S11),
                 c -> {
                     Map<Long, Long> base = new ConcurrentHashMap<>();
-                    return new Forwarding(c.real()) {
-                        private long offset() {
-                            // the counter as the server had it at its last kill: tokens restart from there
-                            return base.computeIfAbsent((long) server().kills(), k -> k == 0 ? 0 : server().counter());
-                        }
-
-                        @Override
-                        public AcquireAttempt newAttempt(AcquireRequest request) {
-                            return new ForwardingAttempt(real.newAttempt(request)) {
-                                @Override
-                                public AttemptResult tryOnce() {
-                                    long off = offset();
-                                    AttemptResult r = super.tryOnce();
-                                    return r.granted() ? AttemptResult.granted(r.fencingToken() - off, r.fencingToken()) : r;
-                                }
-                            };
-                        }
-
-                        @Override
-                        public boolean[] renew(List<? extends HeldLock> locks) {
-                            List<HeldLock> mapped = new ArrayList<>();
-                            locks.forEach(l -> mapped.add(Mapped.of(l, l.name(), serverToken(l))));
-                            return real.renew(mapped);
-                        }
-
-                        @Override
-                        public boolean release(HeldLock lock) {
-                            return real.release(Mapped.of(lock, lock.name(), serverToken(lock)));
-                        }
-                    };
+                    // the counter as the server had it at its last kill: tokens restart from there
+                    return tokensMapped(c, (server, token) -> token
+                            - base.computeIfAbsent((long) server.kills(), k -> k == 0 ? 0 : server.counter()));
                 });
 
         // ---- renew
@@ -458,60 +508,21 @@ public final class BrokenProviders implements LockProvider {
 
         // ---- grant and expiry
         add("grant-long", "the server keeps a grant three lease times", rules(Rule.L2),
-                c -> new Forwarding(c.real()) {
-                    @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
-                        return new CustomGrant(this, request) {
-                            @Override
-                            long grant(MemServer server, long leaseNanos) {
-                                return server.tryAcquire(request.name(), request.ownerId(), leaseNanos * 3);
-                            }
-                        };
-                    }
-                });
+                c -> granting(c, Set.of(), (server, r, lease) -> server.tryAcquire(r.name(), r.ownerId(), lease * 3)));
         add("grant-short", "the server keeps a grant half the lease time", rules(Rule.S7, Rule.S10, Rule.L2),
-                c -> new Forwarding(c.real()) {
-                    @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
-                        return new CustomGrant(this, request) {
-                            @Override
-                            long grant(MemServer server, long leaseNanos) {
-                                return server.tryAcquire(request.name(), request.ownerId(), leaseNanos / 2);
-                            }
-                        };
-                    }
-                });
+                c -> granting(c, Set.of(), (server, r, lease) -> server.tryAcquire(r.name(), r.ownerId(), lease / 2)));
         add("expiry-never", "the server never expires a lock: only a release frees it",
                 rules(Rule.S3, Rule.S7, Rule.S8, Rule.S11, Rule.L2, Rule.L6, Rule.N1, Rule.N2, Rule.E2),
-                c -> new Forwarding(c.real()) {
-                    @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
-                        return new CustomGrant(this, request) {
-                            @Override
-                            long grant(MemServer server, long leaseNanos) {
-                                return server.tryAcquire(request.name(), request.ownerId(), Duration.ofDays(1).toNanos());
-                            }
-                        };
-                    }
-
+                c -> new Granting(c, Set.of(), (server, r, lease) -> server.tryAcquire(r.name(), r.ownerId(),
+                        Duration.ofDays(1).toNanos())) {
                     @Override
                     public boolean[] renew(List<? extends HeldLock> locks) {
                         return renewFor(this, locks, l -> Duration.ofDays(1).toNanos());
                     }
                 });
-        add("early-takeover", "a lock counts as free a fifth of its lease before it expires",
-                rules(Rule.L2),
-                c -> new Forwarding(c.real()) {
-                    @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
-                        return new CustomGrant(this, request) {
-                            @Override
-                            long grant(MemServer server, long leaseNanos) {
-                                return server.tryAcquireEarly(request.name(), request.ownerId(), leaseNanos, leaseNanos / 5);
-                            }
-                        };
-                    }
-                });
+        add("early-takeover", "a lock counts as free a fifth of its lease before it expires", rules(Rule.L2),
+                c -> granting(c, Set.of(), (server, r, lease) -> server.tryAcquireEarly(r.name(), r.ownerId(), lease,
+                        lease / 5)));
         add("wall-clock-expiry", "a waiter decides that a lock expired by comparing its own wall clock with the "
                 + "expiry time the holder wrote from its wall clock", rules(Rule.S10),
                 c -> new Forwarding(c.real()) {
@@ -694,38 +705,9 @@ public final class BrokenProviders implements LockProvider {
                     }
                 });
         add("no-notify", "declares NOTIFY_WAITERS, but waiters only poll", rules(Rule.L1, Rule.L8),
-                c -> new Forwarding(c.real()) {
-                    @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
-                        return new ForwardingAttempt(real.newAttempt(request)) {
-                            @Override
-                            public void awaitTurn(Duration maxWait) throws InterruptedException {
-                                Thread.sleep(Math.max(1, maxWait.toMillis()));
-                            }
-                        };
-                    }
-                });
+                c -> polling(c, true));
         add("poll-unfair", "waiters poll and a client that releases and asks again at once always wins",
-                rules(Rule.L8),
-                c -> new Forwarding(c.real()) {
-                    @Override
-                    public Set<Capability> capabilities() {
-                        Set<Capability> caps = EnumSet.copyOf(real.capabilities());
-                        caps.remove(Capability.NOTIFY_WAITERS);
-                        return caps;
-                    }
-
-                    @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
-                        return new ForwardingAttempt(real.newAttempt(request)) {
-                            @Override
-                            public void awaitTurn(Duration maxWait) throws InterruptedException {
-                                Thread.sleep(Math.max(1, maxWait.toMillis()));
-                            }
-                        };
-                    }
-                });
-
+                rules(Rule.L8), c -> polling(c, false));
         // ---- names
         add("names-case-folded", "lock names are lower-cased on the server", rules(Rule.S6),
                 c -> renaming(c, n -> n.toLowerCase(Locale.ROOT)));
@@ -838,37 +820,11 @@ public final class BrokenProviders implements LockProvider {
                     }
                 });
         add("no-lock-delay", "after a restart that lost its locks, the server grants at once", rules(Rule.S11),
-                c -> new Forwarding(c.real()) {
-                    @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
-                        return new CustomGrant(this, request) {
-                            @Override
-                            long grant(MemServer server, long leaseNanos) {
-                                return server.tryAcquire(request.name(), request.ownerId(), leaseNanos, false);
-                            }
-                        };
-                    }
-                });
+                c -> granting(c, Set.of(), (server, r, lease) -> server.tryAcquire(r.name(), r.ownerId(), lease, false)));
         add("claims-failover", "declares SURVIVES_SERVER_FAILOVER, but a new leader that missed the locks grants "
                 + "them at once", rules(Rule.S9, Rule.S11),
-                c -> new Forwarding(c.real()) {
-                    @Override
-                    public Set<Capability> capabilities() {
-                        Set<Capability> caps = EnumSet.copyOf(real.capabilities());
-                        caps.add(Capability.SURVIVES_SERVER_FAILOVER);
-                        return caps;
-                    }
-
-                    @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
-                        return new CustomGrant(this, request) {
-                            @Override
-                            long grant(MemServer server, long leaseNanos) {
-                                return server.tryAcquire(request.name(), request.ownerId(), leaseNanos, false);
-                            }
-                        };
-                    }
-                });
+                c -> granting(c, Set.of(Capability.SURVIVES_SERVER_FAILOVER),
+                        (server, r, lease) -> server.tryAcquire(r.name(), r.ownerId(), lease, false)));
     }
 
     private static final Map<String, Long> WALL_EXPIRY = new ConcurrentHashMap<>();
