@@ -432,6 +432,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
         assertTrue(lostAt.get() - takenAt <= 0, Rule.S7.failure(what + ": onLost fired after another client got the lock"));
         assertThrows(LockLostException.class, lease::ensureValid, Rule.S7.failure("ensureValid() did not throw on a lost lease"));
         assertEquals(lease.fencingToken(), event.get().fencingToken(), "the event names the lost lease's token");
+        AtomicReference<Thread> lateListener = new AtomicReference<>();
+        lease.onLost(e -> lateListener.set(Thread.currentThread()));
+        assertEquals(Thread.currentThread(), lateListener.get(), Rule.S7.failure("a listener added after the loss must "
+                + "run at once, on the caller's thread"));
         System.out.println("[dlock-tck] S7 (" + what + "): lost reported " + millis(lostAt.get() - frozenAt)
                 + " ms after the freeze, " + millis(takenAt - lostAt.get()) + " ms before another client got the lock");
         taken.get().release();
@@ -717,7 +721,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
         for (int i = 0; i < contenders.size(); i++) {
             int index = i;
             Worker w = new Worker("L5-" + i, () -> {
-                Optional<Lease> l = contenders.get(index).lock(name).tryAcquire(Duration.ofSeconds(60));
+                // the last contender waits with acquire(), which waits as long as it takes
+                Optional<Lease> l = index == contenders.size() - 1
+                        ? Optional.of(contenders.get(index).lock(name).acquire())
+                        : contenders.get(index).lock(name).tryAcquire(Duration.ofSeconds(60));
                 assertTrue(l.isPresent(), Rule.L5.failure("contender " + index + " never got the lock"));
                 order.add(index);
                 Thread.sleep(20);
@@ -899,6 +906,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
         assertRejected("uri", () -> LockClientConfig.builder(" "));
         assertRejected("uri", () -> LockClient.open("no scheme here"));
         assertRejected("operationTimeout", () -> LockClientConfig.builder("x://y").operationTimeout(Duration.ZERO));
+        if (!c.capabilities().contains(Capability.HOLDER_QUERY)) {
+            assertThrows(UnsupportedOperationException.class, () -> c.holder("ok"), Rule.V1.failure(
+                    "holder() of a backend without HOLDER_QUERY must throw UnsupportedOperationException"));
+        }
     }
 
     private static void assertRejected(String parameter, ThrowingRunnable call) {
@@ -938,6 +949,18 @@ import org.junit.jupiter.api.extension.ExtendWith;
         assertEquals(0, lostCalls.get(), Rule.V2.failure("onLost fired for a lease that was released"));
         assertTrue(next.isValid(), "the other client's lease is untouched");
         next.release();
+
+        // withLock releases after the action, also when the action throws
+        String w = name(Rule.V2);
+        IllegalStateException boom = new IllegalStateException("the action failed");
+        IllegalStateException thrown = assertThrows(IllegalStateException.class, () -> a.lock(w, longLease(a, 10))
+                .withLock(lease(), l -> {
+                    throw boom;
+                }), Rule.V2.failure("withLock must rethrow what the action threw"));
+        assertEquals(boom, thrown, Rule.V2.failure("withLock must rethrow the action's own exception"));
+        Optional<Lease> after = b.lock(w).tryAcquire(lease());
+        assertTrue(after.isPresent(), Rule.V2.failure("withLock did not release the lock when its action threw"));
+        after.get().release();
     }
 
     /**
