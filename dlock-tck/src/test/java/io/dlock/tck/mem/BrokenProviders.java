@@ -580,6 +580,41 @@ public final class BrokenProviders implements LockProvider {
                         }
                     };
                 });
+        add("grant-in-await", "the server hands the lock to a waiter inside awaitTurn, and the grant is reported on "
+                + "the next tryOnce without its earlier start", rules(Rule.S7),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new CustomGrant(this, request) {
+                            private long pending;
+
+                            @Override
+                            long grant(MemServer server, long leaseNanos) {
+                                if (pending > 0) {
+                                    long t = pending;
+                                    pending = 0;
+                                    return t;
+                                }
+                                return server.tryAcquire(request.name(), request.ownerId(), leaseNanos);
+                            }
+
+                            @Override
+                            public void awaitTurn(Duration maxWait) throws InterruptedException {
+                                long start = System.nanoTime();
+                                super.awaitTurn(maxWait);
+                                if (!real.link.isFrozen()) {
+                                    long t = server().tryAcquire(request.name(), request.ownerId(), request.leaseTime().toNanos());
+                                    if (t > 0) {
+                                        pending = t; // granted now; collected on the next tryOnce, after the rest of the wait
+                                        long left = maxWait.toNanos() - (System.nanoTime() - start);
+                                        Thread.sleep(Math.max(150, left / 1_000_000));
+                                    }
+                                }
+                            }
+                        };
+                    }
+                });
+
         // ---- abandon
         add("abandon-noop", "abandon() does nothing, so a grant whose answer was lost stays until it expires",
                 rules(Rule.S4),
