@@ -304,8 +304,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
         if (lossy.isPresent() && lossy.get().faults().contains(NetworkFault.DROP_ANSWERS)) {
             opened.add(lossy.get());
             String lost = name(Rule.S4);
-            LockOptions longLease = LockOptions.builder().leaseTime(lease().multipliedBy(10)).autoRenew(false).build();
             LockClient lc = lossy.get().client();
+            // a session-bound backend gets its longest lease: its stray would live as long as the session anyway
+            LockOptions longLease = longLease(lc, 10, false);
             lc.lock(lost + "-warm-up").tryAcquire().ifPresent(Lease::release); // connections up before the fault
             lossy.get().inject(NetworkFault.DROP_ANSWERS);
             try {

@@ -172,8 +172,20 @@ public abstract class TckSupport {
      * @return the options
      */
     protected final LockOptions longLease(LockClient client, int times) {
+        return longLease(client, times, true);
+    }
+
+    /**
+     * As {@link #longLease(LockClient, int)}, with or without automatic renewal.
+     *
+     * @param client the client whose backend decides the bound
+     * @param times how many lease times
+     * @param autoRenew whether the lease is renewed
+     * @return the options
+     */
+    protected final LockOptions longLease(LockClient client, int times, boolean autoRenew) {
         for (int t = times; t > 1; t = t / 2) {
-            LockOptions o = LockOptions.builder().leaseTime(lease().multipliedBy(t)).build();
+            LockOptions o = LockOptions.builder().leaseTime(lease().multipliedBy(t)).autoRenew(autoRenew).build();
             try {
                 client.lock("tck-lease-probe", o);
                 return o;
@@ -181,7 +193,7 @@ public abstract class TckSupport {
                 // above the backend's maximum: try half
             }
         }
-        return options();
+        return autoRenew ? options() : noRenew();
     }
 
     /** @return options with the fixture's lease time and no renewal */
