@@ -21,7 +21,8 @@
  * {@code owner} (the holder's owner id; absent when free), {@code token} (a Number: the fencing
  * counter, bumped by every grant and never reset), {@code rvn} (the record version: a fresh
  * random id written by every grant, renewal and release), {@code leaseMs} (the holder's lease
- * time) and {@code holderTime} (the holder's wall-clock time of its last write, for people only).
+ * time), {@code holderTime} (the holder's wall-clock time of its last write, for people only) and
+ * {@code queue} (the waiters' tickets, a List of Strings, while any wait in line).
  * The item of a released lock stays, with its counter, so tokens never go backwards: one small
  * item per name ever locked.
  *
@@ -31,9 +32,12 @@
  * share, so a lock that its holder stopped renewing is taken over by the waiter rule: a waiter may
  * write over a holder only after it has seen the item's record version unchanged for the holder's
  * whole lease time on its own monotonic clock, and only with a write conditional on that version.
- * Wall clocks are never compared. Waiting is the core's jittered, capped polling, one waiter per
- * name per client; a waiter polls with strongly consistent reads and writes only when the read
- * says it can win.
+ * Wall clocks are never compared. Waiting is polling, one waiter per name per client, with
+ * strongly consistent reads; a waiting attempt queues a ticket in the item, and a free lock can
+ * only be taken by the first ticket in line (a client that releases and asks again at once queues
+ * behind the waiters). A ticket whose waiter leaves its turn unused for its ticket time (four of
+ * its longest polls, at most its lease time), counted on the other client's own clock, is skipped,
+ * so a waiter that died does not block the lock for good.
  *
  * <p>Permissions: {@code dynamodb:UpdateItem} and {@code dynamodb:GetItem} on the table;
  * {@code dynamodb:TransactWriteItems} with {@code renewal=transaction};
@@ -50,7 +54,9 @@
  * by single updates from then on.
  *
  * <p>Guarantees: {@link io.dlock.Capability#FENCING} and {@link io.dlock.Capability#HOLDER_QUERY}.
- * Waiters are not notified (they poll) and not served in order. The backend does not declare
+ * Waiters are not notified (they poll); they are served in ticket order, but a waiter that
+ * stalls is skipped and queues again, so {@link io.dlock.Capability#FAIR} is not declared. The
+ * backend does not declare
  * {@link io.dlock.Capability#SURVIVES_SERVER_FAILOVER}: DynamoDB is a regional service whose
  * replication and failover clients never see, so the rule has nothing to test here; a global
  * table replicates across regions asynchronously and must not be used for locks.

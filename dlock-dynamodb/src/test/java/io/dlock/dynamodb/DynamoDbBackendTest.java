@@ -114,9 +114,12 @@ class DynamoDbBackendTest {
             counter.reset();
             assertTrue(waiter.lock("busy", LockOptions.builder().leaseTime(Duration.ofSeconds(5)).build())
                     .tryAcquire(Duration.ofMillis(600)).isEmpty());
-            // one optimistic write, then consistent reads only: the holder's record version never ripens
-            assertEquals(1, counter.of("UpdateItem"), counter.toString());
+            // one optimistic write, one write that queues a ticket, then consistent reads only (the holder's
+            // record version never ripens), and one write that takes the ticket out of the line on giving up
+            assertEquals(3, counter.of("UpdateItem"), counter.toString());
             assertTrue(counter.of("GetItem") >= 2, counter.toString());
+            Map<String, AttributeValue> after = item(server, table, "busy");
+            assertTrue(after.get("queue") == null || after.get("queue").l().isEmpty(), "a ticket left in line: " + after);
             held.release();
         }
     }
@@ -252,8 +255,13 @@ class DynamoDbBackendTest {
             ticker.advance(Duration.ofMillis(200)); // 600 ms since the first sighting, 200 since the renewal
             AttemptResult r = attempt.tryOnce();
             assertFalse(r.granted(), "the renewal wrote a new record version: the waiter starts counting again");
-            assertEquals(lease, r.retryAfter().orElseThrow());
-            ticker.advance(lease);
+            // the waiter is now first in line, so it polls sooner than the lease time, but takes over no earlier
+            assertTrue(r.retryAfter().orElseThrow().compareTo(lease) <= 0, r.retryAfter().toString());
+            ticker.advance(lease.minusMillis(1));
+            r = attempt.tryOnce();
+            assertFalse(r.granted(), "taken over 1 ms before a lease time since the renewal was seen");
+            assertEquals(Duration.ofMillis(1), r.retryAfter().orElseThrow());
+            ticker.advance(Duration.ofMillis(1));
             assertTrue(attempt.tryOnce().granted());
         }
     }

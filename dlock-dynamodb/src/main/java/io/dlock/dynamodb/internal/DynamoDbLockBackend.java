@@ -91,18 +91,18 @@ public final class DynamoDbLockBackend implements LockBackend {
     private static final AttributeValue ONE = AttributeValue.fromN("1");
 
     private static final String ACQUIRE_UPDATE = "SET #o = :me, #r = :rvn, #l = :l, #w = :w ADD #t :one";
-    private static final String ACQUIRE_CONDITION = "attribute_not_exists(#o) OR #o = :me";
-    private static final String TAKEOVER_CONDITION = ACQUIRE_CONDITION + " OR #r = :seen";
     private static final String RENEW_UPDATE = "SET #r = :rvn, #l = :l, #w = :w";
     private static final String RELEASE_UPDATE = "SET #r = :rvn, #w = :w REMOVE #o, #l";
     private static final String HELD_BY_GRANT = "#o = :me AND #t = :tok";
     private static final String HELD_BY_OWNER = "#o = :me";
-    private static final String PROJECTION = "#o, #t, #r, #l";
+    private static final String PROJECTION = "#o, #t, #r, #l, #q";
 
     private final DynamoDbSettings settings;
     private final Failures failures;
     private final Ticker ticker;
     private final Clock clock;
+    private final Duration retryBase;
+    private final Duration retryCap;
     private final Duration timeout;
     private final Duration abandonTimeout;
     private final SdkHttpClient http;
@@ -125,6 +125,8 @@ public final class DynamoDbLockBackend implements LockBackend {
         this.failures = new Failures(settings, timeout);
         this.ticker = context.ticker();
         this.clock = context.clock();
+        this.retryBase = context.config().retryBase();
+        this.retryCap = context.config().retryCap();
         // undoing a grant whose answer was lost is a courtesy (the lock is also taken over after its
         // lease time): do not double the caller's wait for it
         this.abandonTimeout = max(min(timeout, Duration.ofMillis(200)), timeout.dividedBy(4));
@@ -232,6 +234,16 @@ public final class DynamoDbLockBackend implements LockBackend {
         return ticker;
     }
 
+    /** @return the client's first retry pause: the quickest a waiter in line polls */
+    Duration retryBase() {
+        return retryBase;
+    }
+
+    /** @return the client's longest retry pause */
+    Duration retryCap() {
+        return retryCap;
+    }
+
     /** @return {@code FENCING} and {@code HOLDER_QUERY} */
     @Override
     public Set<Capability> capabilities() {
@@ -264,40 +276,80 @@ public final class DynamoDbLockBackend implements LockBackend {
      */
     record Outcome(boolean granted, long token, LockItem item) { }
 
+    /** Which grant an acquire write makes, and so its condition. */
+    enum Grant {
+        /** The lock is free, or its holder's version is ripe, and nobody waits in line. */
+        PLAIN,
+        /**
+         * The lock is free, or its holder's version is ripe, and this attempt's ticket is first in
+         * line: the ticket leaves the line in the same write.
+         */
+        HEAD,
+        /** The item names this owner already (a grant whose answer never came): granted again, with the next token. */
+        AGAIN
+    }
+
     /**
      * The acquire write: one conditional UpdateItem that sets the owner, a fresh record version and
-     * the lease, and bumps the counter, if the lock is free, already this owner's (a retry after a
-     * lost answer), or still at the record version {@code seenRvn}.
+     * the lease, and bumps the counter, if the grant's condition holds (see {@link Grant}); a
+     * {@link Grant#HEAD} grant also removes the attempt's ticket from the head of the line.
+     *
+     * <p>Idempotent without an owner clause in the condition: an SDK retry of a write that was
+     * applied but whose answer was lost fails its condition, and the item that comes back with the
+     * failure names this owner with the very record version the write set, which only this write
+     * can have set: that is the grant.
      *
      * @param request the acquisition
-     * @param seenRvn a record version this client has seen unchanged for a whole lease time, or null
+     * @param grant which grant
+     * @param seenRvn a held version this client has seen unchanged for a whole lease time, or null
+     *     (the lock must be free)
+     * @param ticket this attempt's ticket ({@link Grant#HEAD} only)
      * @param interruptible whether the caller's interrupt ends the wait for the answer
      * @return the outcome
      * @throws LockBackendException if the outcome is unknown ({@link Failures.Interrupted} if the
      *     thread was interrupted)
      */
-    Outcome acquire(AcquireRequest request, String seenRvn, boolean interruptible) {
+    Outcome acquire(AcquireRequest request, Grant grant, String seenRvn, String ticket, boolean interruptible) {
         String name = request.name();
-        Map<String, String> names = names("#o", "#r", "#l", "#w", "#t");
+        String rvn = newRvn();
         Map<String, AttributeValue> values = new HashMap<>();
         values.put(":me", AttributeValue.fromS(request.ownerId()));
-        values.put(":rvn", AttributeValue.fromS(newRvn()));
+        values.put(":rvn", AttributeValue.fromS(rvn));
         values.put(":l", AttributeValue.fromN(Long.toString(leaseMillis(request.leaseTime()))));
         values.put(":w", AttributeValue.fromS(clock.instant().toString()));
         values.put(":one", ONE);
-        if (seenRvn != null) {
-            values.put(":seen", AttributeValue.fromS(seenRvn));
+        String condition;
+        String updateExpression = ACQUIRE_UPDATE;
+        Map<String, String> names;
+        if (grant == Grant.AGAIN) {
+            condition = HELD_BY_OWNER;
+            names = names("#o", "#r", "#l", "#w", "#t");
+        } else {
+            String holder = "attribute_not_exists(#o)";
+            if (seenRvn != null) {
+                holder = "(" + holder + " OR #r = :seen)";
+                values.put(":seen", AttributeValue.fromS(seenRvn));
+            }
+            if (grant == Grant.HEAD) {
+                condition = holder + " AND #q[0] = :ticket";
+                values.put(":ticket", AttributeValue.fromS(ticket));
+                updateExpression = ACQUIRE_UPDATE + " REMOVE #q[0]";
+            } else {
+                condition = holder + " AND attribute_not_exists(#q[0])";
+            }
+            names = names("#o", "#r", "#l", "#w", "#t", "#q");
         }
         UpdateItemRequest update = UpdateItemRequest.builder()
                 .tableName(settings.table)
                 .key(key(name))
-                .updateExpression(ACQUIRE_UPDATE)
-                .conditionExpression(seenRvn == null ? ACQUIRE_CONDITION : TAKEOVER_CONDITION)
+                .updateExpression(updateExpression)
+                .conditionExpression(condition)
                 .expressionAttributeNames(names)
                 .expressionAttributeValues(values)
                 .returnValues(ReturnValue.UPDATED_NEW)
                 .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
                 .build();
+        LockItem found;
         try {
             UpdateItemResponse response = calls.run("acquire", name, timeout, interruptible,
                     () -> client.updateItem(update));
@@ -308,16 +360,148 @@ public final class DynamoDbLockBackend implements LockBackend {
             }
             return new Outcome(true, granted.token(), granted);
         } catch (ConditionalCheckFailedException e) {
-            if (e.hasItem() && !e.item().isEmpty()) {
-                return new Outcome(false, 0, item("acquire", name, e.item()));
-            }
             // a server that does not return the item with the failed condition: ask for it
-            return new Outcome(false, 0, read(name, "acquire", interruptible));
+            found = e.hasItem() && !e.item().isEmpty() ? item("acquire", name, e.item())
+                    : read(name, "acquire", interruptible);
         } catch (TransactionConflictException e) {
             // the item is in a renewal transaction (renewal=transaction) right now: it is held; nothing was written
             return new Outcome(false, 0, null);
         } catch (SdkException e) {
             throw failures.of("acquire", "UpdateItem", name, e);
+        }
+        if (request.ownerId().equals(found.owner()) && rvn.equals(found.rvn())) {
+            return new Outcome(true, found.token(), found); // this write was applied; an SDK retry found it done
+        }
+        return new Outcome(false, 0, found);
+    }
+
+    /**
+     * Puts a ticket at the end of the line, unless it is in line already (an SDK retry).
+     *
+     * @param name the lock
+     * @param ticket the ticket
+     * @param interruptible whether the caller's interrupt ends the wait for the answer
+     * @return what the write found (not applied: the ticket was in line already, or the item was
+     *     never granted); null when the item was in a renewal transaction and nothing was written
+     * @throws LockBackendException if the outcome is unknown ({@link Failures.Interrupted} if the
+     *     thread was interrupted)
+     */
+    QueueAnswer enqueue(String name, String ticket, boolean interruptible) {
+        Map<String, AttributeValue> values = new HashMap<>();
+        values.put(":ticket", AttributeValue.fromS(ticket));
+        values.put(":mine", AttributeValue.fromL(List.of(AttributeValue.fromS(ticket))));
+        values.put(":empty", AttributeValue.fromL(List.of()));
+        // only an item that was granted before: a lock never granted is free and needs no line
+        return queueWrite("queueing for", name, "SET #q = list_append(if_not_exists(#q, :empty), :mine)",
+                "attribute_exists(#r) AND NOT contains(#q, :ticket)", names("#q", "#r"), values, timeout,
+                interruptible);
+    }
+
+    /**
+     * Removes the first ticket in line if the item still has the record version and head seen:
+     * the head left its turn unused for its ticket time.
+     *
+     * @param name the lock
+     * @param rvn the record version seen
+     * @param head the ticket seen first in line
+     * @param interruptible whether the caller's interrupt ends the wait for the answer
+     * @return what the write found; null when the item was in a renewal transaction and nothing
+     *     was written
+     * @throws LockBackendException if DynamoDB fails ({@link Failures.Interrupted} if the thread
+     *     was interrupted)
+     */
+    QueueAnswer skip(String name, String rvn, String head, boolean interruptible) {
+        Map<String, AttributeValue> values = new HashMap<>();
+        values.put(":seen", AttributeValue.fromS(rvn));
+        values.put(":head", AttributeValue.fromS(head));
+        QueueAnswer answer = queueWrite("skipping a waiter of", name, "REMOVE #q[0]", "#r = :seen AND #q[0] = :head",
+                names("#q", "#r"), values, timeout, interruptible);
+        if (answer != null && answer.applied()) {
+            LOG.debug("dlock: skipped the waiter {} of lock '{}', which left its turn unused for its ticket time",
+                    head, name);
+        }
+        return answer;
+    }
+
+    /**
+     * Takes a ticket out of the line, wherever it is: the waiter gives up. Bounded by the
+     * clean-up timeout; best-effort (a ticket left behind is skipped after its ticket time).
+     *
+     * @param name the lock
+     * @param ticket the ticket
+     * @param index where the ticket was last seen, or a negative number if unknown
+     * @throws LockBackendException if DynamoDB fails
+     */
+    void dequeue(String name, String ticket, int index) {
+        long deadline = System.nanoTime() + abandonTimeout.toNanos();
+        int at = index;
+        for (int round = 0; round < 5 && deadline - System.nanoTime() > 0; round++) {
+            if (at < 0) {
+                at = read(name, "clean-up after a wait", remaining(deadline), false).queue().indexOf(ticket);
+                if (at < 0) {
+                    return;
+                }
+            }
+            Map<String, AttributeValue> values = Map.of(":ticket", AttributeValue.fromS(ticket));
+            String path = "#q[" + at + "]";
+            QueueAnswer answer = queueWrite("clean-up after a wait", name, "REMOVE " + path, path + " = :ticket",
+                    names("#q"), values, remaining(deadline), false);
+            if (answer == null) {
+                at = -1; // a renewal transaction held the item: look again
+                continue;
+            }
+            if (answer.applied()) {
+                return;
+            }
+            at = answer.item().queue().indexOf(ticket);
+            if (at < 0) {
+                return;
+            }
+            // the line moved on since the ticket was seen there: at is where it is now
+        }
+        LOG.debug("dlock: could not take the ticket {} out of the line of lock '{}'; it is skipped after its ticket "
+                + "time", ticket, name);
+    }
+
+    /**
+     * What a write on the line found.
+     *
+     * @param applied whether the condition held and the write was made
+     * @param item the item after the write, or as it was when the condition failed
+     */
+    record QueueAnswer(boolean applied, LockItem item) { }
+
+    /**
+     * One conditional UpdateItem on the line.
+     *
+     * @return what it found, or null when the item was in a renewal transaction and nothing was written
+     */
+    private QueueAnswer queueWrite(String operation, String name, String updateExpression, String condition,
+                                Map<String, String> names, Map<String, AttributeValue> values, Duration callTimeout,
+                                boolean interruptible) {
+        UpdateItemRequest update = UpdateItemRequest.builder()
+                .tableName(settings.table)
+                .key(key(name))
+                .updateExpression(updateExpression)
+                .conditionExpression(condition)
+                .expressionAttributeNames(names)
+                .expressionAttributeValues(values)
+                .returnValues(ReturnValue.ALL_NEW)
+                .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
+                .overrideConfiguration(o -> o.apiCallTimeout(callTimeout)
+                        .apiCallAttemptTimeout(max(callTimeout.dividedBy(2), min(callTimeout, Duration.ofMillis(100)))))
+                .build();
+        try {
+            UpdateItemResponse response = calls.run(operation, name, callTimeout, interruptible,
+                    () -> client.updateItem(update));
+            return new QueueAnswer(true, item(operation, name, response.attributes()));
+        } catch (ConditionalCheckFailedException e) {
+            return new QueueAnswer(false, e.hasItem() ? item(operation, name, e.item())
+                    : read(name, operation, callTimeout, interruptible));
+        } catch (TransactionConflictException e) {
+            return null;
+        } catch (SdkException e) {
+            throw failures.of(operation, "UpdateItem", name, e);
         }
     }
 
@@ -361,10 +545,16 @@ public final class DynamoDbLockBackend implements LockBackend {
      * @throws LockBackendException if DynamoDB fails or does not answer in time
      */
     LockItem read(String name, String operation, boolean interruptible) {
+        return read(name, operation, timeout, interruptible);
+    }
+
+    private LockItem read(String name, String operation, Duration callTimeout, boolean interruptible) {
         try {
-            GetItemResponse response = calls.run(operation, name, timeout, interruptible, () -> client.getItem(b -> b
+            GetItemResponse response = calls.run(operation, name, callTimeout, interruptible, () -> client.getItem(b -> b
                     .tableName(settings.table).key(key(name)).consistentRead(true).projectionExpression(PROJECTION)
-                    .expressionAttributeNames(names("#o", "#t", "#r", "#l"))));
+                    .expressionAttributeNames(names("#o", "#t", "#r", "#l", "#q"))
+                    .overrideConfiguration(o -> o.apiCallTimeout(callTimeout).apiCallAttemptTimeout(
+                            max(callTimeout.dividedBy(2), min(callTimeout, Duration.ofMillis(100)))))));
             return item(operation, name, response.item());
         } catch (SdkException e) {
             throw failures.of(operation, "GetItem", name, e);
@@ -683,6 +873,7 @@ public final class DynamoDbLockBackend implements LockBackend {
                 case "#r" -> LockItem.RVN;
                 case "#l" -> LockItem.LEASE;
                 case "#w" -> LockItem.HOLDER_TIME;
+                case "#q" -> LockItem.QUEUE;
                 default -> throw new IllegalArgumentException(p);
             });
         }
