@@ -175,6 +175,7 @@ final class Calls {
             boolean resendDue = false;
             try {
                 while (true) {
+                    boolean failed = false;
                     for (Iterator<Send<T>> it = inFlight.iterator(); it.hasNext(); ) {
                         Send<T> s = it.next();
                         if (!s.future.isDone()) {
@@ -198,6 +199,7 @@ final class Calls {
                                 cancelInFlight();
                                 throw failure(cause);
                             }
+                            failed = true;
                         }
                     }
                     long now = System.nanoTime();
@@ -209,24 +211,23 @@ final class Calls {
                                 : "; the last failure: " + scrub(describe(lastFailure)) + ")") : ""),
                                 lockName, lastFailure);
                     }
-                    long wakeAt = deadline;
-                    if (inFlight.isEmpty()) {
-                        // every request failed transiently: send again after a backoff, if there is time
-                        if (!resendDue) {
-                            if (deadline - now <= backoff) {
-                                throw failure(lastFailure);
-                            }
-                            resendDue = true;
-                            resendAt = now + backoff;
-                            backoff = Math.min(MAX_BACKOFF, backoff * 2);
-                        }
-                        if (now - resendAt >= 0) {
-                            resendDue = false;
-                            send();
-                            continue;
-                        }
-                        wakeAt = resendAt;
-                    } else if (retry && routes > 1 && hedges < MAX_HEDGES && !closed.getAsBoolean()) {
+                    // a request failed transiently: send it again after a backoff (round robin takes
+                    // it to another member), unless as many as there are members are still in flight
+                    if (failed && !resendDue && inFlight.size() < routes && deadline - now > backoff) {
+                        resendDue = true;
+                        resendAt = now + backoff;
+                        backoff = Math.min(MAX_BACKOFF, backoff * 2);
+                    }
+                    if (inFlight.isEmpty() && !resendDue) {
+                        throw failure(lastFailure); // no time left for another try
+                    }
+                    if (resendDue && now - resendAt >= 0) {
+                        resendDue = false;
+                        send();
+                        continue;
+                    }
+                    long wakeAt = resendDue ? resendAt : deadline;
+                    if (!inFlight.isEmpty() && retry && routes > 1 && hedges < MAX_HEDGES && !closed.getAsBoolean()) {
                         // slow to answer: a copy to every member. Round robin gives requests sent back
                         // to back different members, whatever took the pick just before; a single copy
                         // would go to the silent member again if one other request came in between
@@ -237,7 +238,9 @@ final class Calls {
                             }
                             continue;
                         }
-                        wakeAt = deadline - hedgeAt > 0 ? hedgeAt : deadline;
+                        if (hedgeAt - wakeAt < 0) {
+                            wakeAt = hedgeAt;
+                        }
                     }
                     if (Thread.interrupted()) {
                         interrupted = true;
