@@ -253,6 +253,23 @@ class EtcdPartitionTest {
     }
 
     @Test
+    void theTckFixtureCutsOffTheLeaderAndThenAFollowerAndHeals() throws Exception {
+        try (EtcdClusterFixture fixture = new EtcdClusterFixture()) {
+            io.dlock.tck.ClusterControl control = fixture.cluster().orElseThrow();
+            assertTrue(control.canIsolateMembers());
+            for (String expected : List.of("(the leader)", "(a follower)")) {
+                String label = control.isolateMember(); // returns once the cluster shows the cut
+                assertTrue(label.endsWith(expected), label);
+                try (LockClient c = LockClient.open(fixture.clientConfig().operationTimeout(TIMEOUT)
+                        .defaultLockOptions(LockOptions.builder().leaseTime(LEASE).build()).build())) {
+                    c.lock(name("fixture")).tryAcquire(Duration.ofSeconds(5)).orElseThrow().release();
+                }
+                control.healIsolation();
+            }
+        }
+    }
+
+    @Test
     void abandonedAcquisitionsLeaveNoKeyBehindAfterRepeatedIsolations() throws Exception {
         String name = name("churn");
         List<LockClient> clients = new ArrayList<>();
