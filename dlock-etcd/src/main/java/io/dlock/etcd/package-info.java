@@ -24,7 +24,10 @@
  * revision holds the lock, and that revision is the fencing token; the others wait, each for the
  * deletion of the key just before it. A client keeps one etcd lease per distinct TTL (the lease
  * time rounded up to whole seconds), so renewing any number of locks costs one keep-alive per
- * lease. Nothing is kept for a released lock.
+ * lease. Besides, {@code P guards/LEASE}, an empty key on each such lease that is written only when
+ * an acquisition ends while a copy of its create may still be in flight after a network fault, so
+ * that the copy can never make a key later; it goes with the lease. Nothing is kept for a released
+ * lock. With etcd authentication, the user needs read and write access to the whole prefix.
  *
  * <p>Guarantees: {@link io.dlock.Capability#FENCING} (etcd revisions only grow, across restarts
  * of the cluster that keep its data), {@link io.dlock.Capability#NOTIFY_WAITERS},

@@ -29,8 +29,15 @@ import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
 import io.dlock.spi.LockBackend;
 import io.dlock.tck.TcpProxy;
+import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.kv.TxnResponse;
+import io.etcd.jetcd.op.Cmp;
+import io.etcd.jetcd.op.CmpTarget;
+import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.PutOption;
+import java.nio.charset.StandardCharsets;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -102,6 +109,40 @@ class EtcdBackendTest {
     private static Held held(AcquireRequest r, AttemptResult result) {
         assertTrue(result.granted(), "granted");
         return new Held(r.name(), r.ownerId(), result.fencingToken(), r.leaseTime(), result.state());
+    }
+
+    @Test
+    void aCreateSentWithAGuardThatMovedIsSentAgainAndCopiesOfItCannotApplyLater() throws Exception {
+        LockBackend b = backend();
+        String name = name("guard");
+        AcquireRequest r1 = request(name, LEASE);
+        AcquireAttempt a1 = b.newAttempt(r1);
+        Held h1 = held(r1, a1.tryOnce());
+        long leaseId = keysOf(admin, name).get(0).getLease();
+        assertTrue(b.release(h1));
+        ByteSequence guard = ByteSequence.from("dlock/guards/" + Long.toHexString(leaseId), StandardCharsets.UTF_8);
+        assertEquals(0, admin.getKVClient().get(guard).get(10, TimeUnit.SECONDS).getCount(),
+                "no guard key while every create was answered once");
+
+        // the guard of the client's lease moves, as when another acquisition of the client ends while a
+        // copy of its create may still be in flight: a create sent with the guard the client knew
+        // finds it moved, reads where it is and is sent again
+        long moved = admin.getKVClient().put(guard, ByteSequence.EMPTY, PutOption.builder().withLeaseId(leaseId)
+                .build()).get(10, TimeUnit.SECONDS).getHeader().getRevision();
+        AcquireRequest r2 = request(name, LEASE);
+        Held h2 = held(r2, b.newAttempt(r2).tryOnce());
+        assertTrue(h2.fencingToken() > moved, "granted by a create sent after the guard moved");
+        assertTrue(b.release(h2));
+
+        // a copy of a create sent with the old guard, arriving late, changes nothing
+        TxnResponse late = admin.getKVClient().txn()
+                .If(new Cmp(guard, Cmp.Op.EQUAL, CmpTarget.modRevision(0)))
+                .Then(Op.put(ByteSequence.from("dlock/locks/" + io.dlock.etcd.internal.KeysAccess.encode(name)
+                        + "/late", StandardCharsets.UTF_8), ByteSequence.from(r1.ownerId(), StandardCharsets.UTF_8),
+                        PutOption.builder().withLeaseId(leaseId).build()))
+                .commit().get(10, TimeUnit.SECONDS);
+        assertFalse(late.isSucceeded(), "the old guard no longer matches");
+        assertTrue(keysOf(admin, name).isEmpty(), "nothing left");
     }
 
     @Test

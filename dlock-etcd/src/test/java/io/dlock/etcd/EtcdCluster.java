@@ -33,6 +33,19 @@ import javax.net.ssl.SSLContext;
  * and 500 ms, so that a new leader is elected within about a second), and can be paused
  * (SIGSTOP), resumed, killed (SIGKILL) and restarted with its data. Optionally serves clients over
  * TLS with a given certificate.
+ *
+ * <p>A cluster of several members without TLS runs, where Linux network namespaces can be made
+ * (root, {@link NetNs#available()}), each member in a network namespace of its own, so that a
+ * member can really be cut off from its peers while its clients still reach it
+ * ({@link #isolate(int)}). The peers talk over a bridge in one more namespace: member {@code i}
+ * has an interface {@code peers} with the address {@code 10.77.0.(i+1)/24}, whose other end,
+ * {@code m<i>}, is a port of the bridge. Isolating a member sets its bridge port down: the
+ * member's interface loses its carrier, its routes stay, and every packet between it and its
+ * peers is dropped, both ways, on every connection, whoever dialed it (etcd peers dial each other
+ * in both directions, streams and pipelines). Clients reach a member through a Unix socket (a
+ * file, so reachable from any namespace) that etcd serves its client API on, and a
+ * {@link UnixForwarder} on a free loopback port in front of it. The namespaces belong to the
+ * processes and vanish with them: nothing is left on the host.
  */
 public final class EtcdCluster implements AutoCloseable {
 
@@ -48,15 +61,22 @@ public final class EtcdCluster implements AutoCloseable {
                 "etcd-test-cleanup"));
     }
 
+    /** The address block of the peer network inside the namespaces (private to them, so no clash). */
+    private static final String PEER_NET = "10.77.0.";
+
     private final List<Member> members = new ArrayList<>();
     private final Path root;
     private final Tls tls;
+    /** The process that holds the namespace of the peers' bridge, or null without namespaces. */
+    private Process bridge;
+    /** The members cut off from their peers. Guarded by {@code this}. */
+    private final Set<Integer> isolated = new java.util.HashSet<>();
     private final String token = "dlock-test-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
 
     /** A server certificate for TLS: PEM files, and a context that trusts it for health checks. */
     record Tls(Path cert, Path key, SSLContext trust) { }
 
-    private EtcdCluster(int size, Tls tls) {
+    private EtcdCluster(int size, Tls tls, boolean namespaces) {
         this.tls = tls;
         Path base = Files.isDirectory(Path.of("/dev/shm")) && Files.isWritable(Path.of("/dev/shm"))
                 ? Path.of("/dev/shm") : Path.of(System.getProperty("java.io.tmpdir"));
@@ -64,6 +84,9 @@ public final class EtcdCluster implements AutoCloseable {
             this.root = Files.createTempDirectory(base, "dlock-etcd-test-");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+        if (namespaces) {
+            startBridge();
         }
         for (int i = 0; i < size; i++) {
             members.add(new Member(i));
@@ -76,7 +99,8 @@ public final class EtcdCluster implements AutoCloseable {
     }
 
     /**
-     * Starts a cluster and waits until every member is healthy (a leader is elected).
+     * Starts a cluster and waits until every member is healthy (a leader is elected). Several
+     * members without TLS run in network namespaces where that is possible (see the class comment).
      *
      * @param size the number of members
      * @param tls the client certificate to serve with, or null for plain http
@@ -84,7 +108,7 @@ public final class EtcdCluster implements AutoCloseable {
      */
     static EtcdCluster start(int size, Tls tls) {
         binary();
-        EtcdCluster c = new EtcdCluster(size, tls);
+        EtcdCluster c = new EtcdCluster(size, tls, size > 1 && tls == null && NetNs.available());
         try {
             for (Member m : c.members) {
                 m.launch();
@@ -215,14 +239,151 @@ public final class EtcdCluster implements AutoCloseable {
         }
     }
 
-    /** Stops every member and deletes the data. */
+    /** Stops every member, the forwarders and the bridge (so every namespace ends), and deletes the data. */
     @Override
     public void close() {
         for (Member m : members) {
             m.stop();
+            if (m.forwarder != null) {
+                m.forwarder.close();
+            }
+        }
+        if (bridge != null) {
+            RUNNING.remove(bridge);
+            try {
+                bridge.getOutputStream().close(); // its shell reads this pipe: at its end, it exits
+            } catch (IOException ignored) {
+                // it is killed below anyway
+            }
+            ServerProcesses.killAndWait(bridge, "bridge namespace");
         }
         ServerProcesses.deleteTree(root);
     }
+
+    // ---- the peer network, with namespaces ----
+
+    /** @return whether a member can be cut off from its peers: the members run in network namespaces */
+    boolean canIsolate() {
+        return bridge != null;
+    }
+
+    /** Starts the namespace of the peers' bridge: a shell that waits on a pipe from this JVM. */
+    private void startBridge() {
+        try {
+            bridge = new ProcessBuilder(NetNs.tool("unshare"), "--net", "--", "/bin/sh", "-c", "read x")
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not start the bridge namespace", e);
+        }
+        RUNNING.add(bridge);
+        NetNs.awaitOwnNamespace(bridge);
+        NetNs.ip(bridge.pid(), "link add name br0 type bridge", "link set dev br0 up");
+    }
+
+    /**
+     * Connects a member's fresh namespace to the bridge: a veth pair, {@code peers} in the member's
+     * namespace with its address, {@code m<i>} on the bridge, up unless the member is isolated.
+     */
+    private synchronized void plugIn(Member m) {
+        NetNs.ip(0, "link add name peers netns " + m.pid() + " type veth peer name m" + m.index + " netns "
+                + bridge.pid());
+        NetNs.ip(bridge.pid(), "link set dev m" + m.index + " master br0",
+                "link set dev m" + m.index + (isolated.contains(m.index) ? " down" : " up"));
+        NetNs.ip(m.pid(), "link set dev lo up", "link set dev peers up",
+                "addr add " + m.peerHost() + "/24 dev peers");
+    }
+
+    /**
+     * Cuts a member off from its peers, both ways, while its clients still reach it, and waits
+     * until the cluster shows it: the member has no leader, and the others agree on a leader that
+     * is not it.
+     *
+     * @param i the member
+     * @throws IllegalStateException if the cluster does not show the cut within 15 s
+     */
+    void isolate(int i) {
+        synchronized (this) {
+            if (bridge == null) {
+                throw new UnsupportedOperationException("this cluster does not run in network namespaces");
+            }
+            isolated.add(i);
+            NetNs.ip(bridge.pid(), "link set dev m" + i + " down");
+        }
+        Member cut = members.get(i);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (System.nanoTime() - deadline < 0) {
+            Status own = cut.status();
+            boolean othersHaveLeader = true;
+            for (Member m : members) {
+                if (m.index == i || !m.running()) {
+                    continue;
+                }
+                Status s = m.status();
+                othersHaveLeader &= s != null && s.leader != null && !s.leader.equals("0")
+                        && !s.leader.equals(cut.memberId());
+            }
+            // the member still answers its clients, and knows it has no leader
+            if (own != null && (own.leader == null || own.leader.equals("0")) && othersHaveLeader) {
+                return;
+            }
+            sleep(20);
+        }
+        throw new IllegalStateException("etcd " + cut.name + " was cut off from its peers, but the cluster did "
+                + "not show it within 15 s");
+    }
+
+    /**
+     * Reconnects every isolated member to its peers and waits until every running member agrees on
+     * a leader.
+     *
+     * @throws IllegalStateException if they do not within 15 s
+     */
+    void heal() {
+        synchronized (this) {
+            if (bridge == null || isolated.isEmpty()) {
+                return;
+            }
+            List<String> up = new ArrayList<>();
+            for (int i : isolated) {
+                up.add("link set dev m" + i + " up");
+            }
+            isolated.clear();
+            NetNs.ip(bridge.pid(), up.toArray(String[]::new));
+        }
+        awaitAgreedLeader(15);
+    }
+
+    /** @return the members cut off from their peers now */
+    synchronized Set<Integer> isolated() {
+        return Set.copyOf(isolated);
+    }
+
+    private void awaitAgreedLeader(int seconds) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (System.nanoTime() - deadline < 0) {
+            String leader = null;
+            boolean agreed = true;
+            for (Member m : members) {
+                if (!m.running()) {
+                    continue;
+                }
+                Status s = m.status();
+                if (s == null || s.leader == null || s.leader.equals("0") || (leader != null && !leader.equals(s.leader))) {
+                    agreed = false;
+                    break;
+                }
+                leader = s.leader;
+            }
+            if (agreed && leader != null) {
+                return;
+            }
+            sleep(20);
+        }
+        throw new IllegalStateException("the members of " + this + " did not agree on a leader within " + seconds + " s");
+    }
+
+    /** What a member says of itself: its leader (decimal id, null or "0" for none) and its Raft term. */
+    record Status(String leader, long raftTerm) { }
 
     @Override
     public String toString() {
@@ -236,6 +397,8 @@ public final class EtcdCluster implements AutoCloseable {
         final int clientPort;
         final int peerPort;
         private final Path dir;
+        /** In front of the member's Unix socket for clients, with namespaces; else null. */
+        private final UnixForwarder forwarder;
         private Process process;
         private boolean paused;
         private String memberId;
@@ -243,9 +406,21 @@ public final class EtcdCluster implements AutoCloseable {
         private Member(int index) {
             this.index = index;
             this.name = "m" + index;
-            this.clientPort = freePort();
-            this.peerPort = freePort();
             this.dir = root.resolve(name);
+            this.forwarder = bridge != null ? new UnixForwarder(root.resolve(unixSocketName())) : null;
+            this.clientPort = forwarder != null ? forwarder.port() : freePort();
+            // with namespaces, the peer port is on the member's own address in its own namespace
+            this.peerPort = freePort();
+        }
+
+        /** @return the file name of the Unix socket etcd serves clients on: etcd's unix://NAME:PORT, in its directory */
+        private String unixSocketName() {
+            return name + ".sock:0";
+        }
+
+        /** @return where the peers reach this member: its namespace's address, or loopback */
+        String peerHost() {
+            return bridge != null ? PEER_NET + (index + 1) : HOST;
         }
 
         InetSocketAddress address() {
@@ -269,12 +444,13 @@ public final class EtcdCluster implements AutoCloseable {
         }
 
         private void launch() {
-            String cluster = members.stream().map(m -> m.name + "=http://" + HOST + ":" + m.peerPort)
+            String cluster = members.stream().map(m -> m.name + "=http://" + m.peerHost() + ":" + m.peerPort)
                     .collect(Collectors.joining(","));
+            String peerUrl = "http://" + peerHost() + ":" + peerPort;
             List<String> cmd = new ArrayList<>(List.of(binary(), "--name", name, "--data-dir", dir.toString(),
-                    "--listen-client-urls", clientUrl(), "--advertise-client-urls", clientUrl(),
-                    "--listen-peer-urls", "http://" + HOST + ":" + peerPort,
-                    "--initial-advertise-peer-urls", "http://" + HOST + ":" + peerPort,
+                    "--listen-client-urls", forwarder != null ? "unix://" + unixSocketName() : clientUrl(),
+                    "--advertise-client-urls", clientUrl(),
+                    "--listen-peer-urls", peerUrl, "--initial-advertise-peer-urls", peerUrl,
                     "--initial-cluster", cluster, "--initial-cluster-state", "new",
                     "--initial-cluster-token", token,
                     "--heartbeat-interval", "100", "--election-timeout", "500",
@@ -282,8 +458,17 @@ public final class EtcdCluster implements AutoCloseable {
             if (tls != null) {
                 cmd.addAll(List.of("--cert-file", tls.cert().toString(), "--key-file", tls.key().toString()));
             }
+            if (forwarder != null) {
+                cmd = NetNs.inNewNamespace(cmd);
+                try {
+                    Files.deleteIfExists(root.resolve(unixSocketName()));
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log().toFile()));
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log().toFile()))
+                    .directory(root.toFile());
             try {
                 process = pb.start();
             } catch (IOException e) {
@@ -291,6 +476,17 @@ public final class EtcdCluster implements AutoCloseable {
             }
             RUNNING.add(process);
             paused = false;
+            if (forwarder != null) {
+                try {
+                    NetNs.awaitOwnNamespace(process);
+                    plugIn(this);
+                    NetNs.release(process);
+                } catch (RuntimeException e) {
+                    RUNNING.remove(process);
+                    process.destroyForcibly();
+                    throw e;
+                }
+            }
         }
 
         private void awaitHealthy() {
@@ -308,6 +504,17 @@ public final class EtcdCluster implements AutoCloseable {
             }
             throw new IllegalStateException("etcd " + name + " was not healthy within " + START_TIMEOUT_MILLIS
                     + " ms; its log:\n" + readLog());
+        }
+
+        /** @return what the member says of itself, or null if it does not answer */
+        Status status() {
+            String status = post("/v3/maintenance/status", "{}");
+            if (status == null || !status.contains("raftTerm")) {
+                return null;
+            }
+            Matcher leader = Pattern.compile("\"leader\":\"?(\\d+)").matcher(status);
+            Matcher term = Pattern.compile("\"raftTerm\":\"?(\\d+)").matcher(status);
+            return new Status(leader.find() ? leader.group(1) : null, term.find() ? Long.parseLong(term.group(1)) : 0);
         }
 
         /** @return this member's id as the status API shows it (decimal) */
@@ -379,6 +586,9 @@ public final class EtcdCluster implements AutoCloseable {
         void kill() {
             RUNNING.remove(process);
             ServerProcesses.killAndWait(process, "etcd");
+            if (forwarder != null) {
+                forwarder.cutConnections(); // as the connections of a dead process end
+            }
             paused = false;
         }
 

@@ -15,13 +15,16 @@ import java.util.stream.Collectors;
 /**
  * The TCK fixture for the fault tier: a 3-member etcd cluster on loopback ports (heartbeat 100 ms,
  * election timeout 500 ms). {@link #server()} acts on the whole service (every member paused,
- * killed or restarted at once); {@link #cluster()} kills the leader and restarts it. Clients get
- * every member's address and can be frozen through one TCP proxy per member.
+ * killed or restarted at once); {@link #cluster()} kills the leader and restarts it, and, where the
+ * members run in network namespaces (root on Linux), cuts one member off from its peers while
+ * clients still reach it. Clients get every member's address and can be frozen through one TCP
+ * proxy per member.
  */
 public final class EtcdClusterFixture extends ProxiedFixture implements TckFixture {
 
     private final EtcdCluster cluster;
     private final List<Integer> killed = new ArrayList<>();
+    private final java.util.concurrent.atomic.AtomicInteger isolations = new java.util.concurrent.atomic.AtomicInteger();
 
     /** Starts a 3-member etcd cluster for this fixture. */
     public EtcdClusterFixture() {
@@ -113,6 +116,40 @@ public final class EtcdClusterFixture extends ProxiedFixture implements TckFixtu
                     EtcdCluster.sleep(50);
                 }
                 return label;
+            }
+
+            @Override
+            public boolean canIsolateMembers() {
+                return cluster.canIsolate();
+            }
+
+            /**
+             * Cuts the leader off from its peers on odd calls and a follower on even ones (a real
+             * partition of the peer network, see {@link EtcdCluster}); returns once the cluster
+             * shows it: the member has no leader and the others agree on another.
+             */
+            @Override
+            public String isolateMember() {
+                if (!cluster.canIsolate()) {
+                    throw new UnsupportedOperationException("this etcd cluster does not run in network namespaces");
+                }
+                int leader = cluster.leader();
+                boolean cutLeader = isolations.getAndIncrement() % 2 == 0;
+                int victim = leader;
+                for (int i = 1; !cutLeader && i < cluster.size(); i++) {
+                    if (cluster.member((leader + i) % cluster.size()).running()) {
+                        victim = (leader + i) % cluster.size();
+                        break;
+                    }
+                }
+                EtcdCluster.Member m = cluster.member(victim);
+                cluster.isolate(victim);
+                return m + (cutLeader ? " (the leader)" : " (a follower)");
+            }
+
+            @Override
+            public void healIsolation() {
+                cluster.heal();
             }
 
             @Override

@@ -5,6 +5,9 @@ import io.dlock.Ticker;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.grpc.Status;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -18,26 +21,48 @@ import java.util.function.Supplier;
 
 /**
  * Runs jetcd's asynchronous calls against a deadline: waits without being interruptible (the
- * interrupt flag is kept for the caller), retries transient failures (no leader, leader changed,
- * connection lost) until the deadline where the caller says the operation is idempotent, cancels
- * what did not answer, and turns every failure into a {@link LockBackendException} whose message
- * names the operation, the lock and the servers, never the password.
+ * interrupt flag is kept for the caller), sends an idempotent request again to another member when
+ * the one it went to is slow to answer (a hedge) or failed transiently (no leader, leader changed,
+ * connection lost), cancels what did not answer, and turns every failure into a
+ * {@link LockBackendException} whose message names the operation, the lock and the servers, never
+ * the password.
+ *
+ * <p>jetcd balances requests over the members round robin, and a member that is up but cut off
+ * from its peers accepts a request and answers nothing until its own timeout (a write it cannot
+ * commit, a linearizable read it cannot confirm; once it knows it has no leader it refuses at
+ * once, see the {@code hasleader} header). So a request without an answer after
+ * {@link #hedgeNanos} is sent again, without cancelling the first: one copy per member the URI
+ * names, back to back, so that round robin gives them different members; a second round follows
+ * after another delay if still nothing answered. The first answer wins. Only idempotent requests
+ * are copied; {@link Call#outcomeUncertain()} tells the caller that a copy it did not use may
+ * still be applied later (the backend guards its creates against that). With one address in the
+ * URI nothing is copied.
  */
 final class Calls {
 
     private static final long FIRST_BACKOFF = TimeUnit.MILLISECONDS.toNanos(20);
     private static final long MAX_BACKOFF = TimeUnit.MILLISECONDS.toNanos(250);
+    private static final long MIN_HEDGE = TimeUnit.MILLISECONDS.toNanos(100);
+    private static final long MAX_HEDGE = TimeUnit.SECONDS.toNanos(1);
+    /** At most this many rounds of copies per call, so that a slow cluster is not flooded. */
+    private static final int MAX_HEDGES = 2;
 
     private final EtcdSettings settings;
     private final Ticker ticker;
     private final Duration timeout;
     private final BooleanSupplier closed;
+    /** How many members the URI names: the copies of one round of hedging. */
+    private final int routes;
+    /** How long a request may go unanswered before a copy is sent: a quarter of the timeout, 100 ms to 1 s. */
+    private final long hedgeNanos;
 
     Calls(EtcdSettings settings, Ticker ticker, Duration timeout, BooleanSupplier closed) {
         this.settings = settings;
         this.ticker = ticker;
         this.timeout = timeout;
         this.closed = closed;
+        this.routes = Math.max(1, settings.hosts.size());
+        this.hedgeNanos = Math.min(MAX_HEDGE, Math.max(MIN_HEDGE, timeout.toNanos() / 4));
     }
 
     /** @return a deadline on {@link System#nanoTime()}, one operation timeout from now */
@@ -51,7 +76,8 @@ final class Calls {
      * @param what the operation, for messages ("acquire", "release", ...)
      * @param lockName the lock, or null
      * @param op issues one request
-     * @param retry whether the operation may be sent again after a transient failure (it is idempotent)
+     * @param retry whether the operation may be sent again, after a transient failure or while it
+     *     goes unanswered (it is idempotent)
      * @return the call
      */
     <T> Call<T> start(String what, String lockName, Supplier<CompletableFuture<T>> op, boolean retry) {
@@ -63,15 +89,30 @@ final class Calls {
         return start(what, lockName, op, retry).await(deadline);
     }
 
+    /** One request of a call, in flight or answered. */
+    private static final class Send<T> {
+        final CompletableFuture<T> future;
+        final long sentAt;
+
+        Send(CompletableFuture<T> future, long sentAt) {
+            this.future = future;
+            this.sentAt = sentAt;
+        }
+    }
+
     /** One operation, possibly sent several times. Used by one thread at a time. */
     final class Call<T> {
         private final String what;
         private final String lockName;
         private final Supplier<CompletableFuture<T>> op;
         private final boolean retry;
-        private CompletableFuture<T> future;
-        private long sentAt;
+        private final List<Send<T>> inFlight = new ArrayList<>();
         private int sends;
+        private int hedges;
+        private long lastSentAt;
+        private Send<T> answered;
+        /** When the next copy may be sent if nothing answered, on {@link System#nanoTime()}. */
+        private long hedgeAt;
         private Throwable lastFailure;
 
         private Call(String what, String lockName, Supplier<CompletableFuture<T>> op, boolean retry) {
@@ -84,21 +125,43 @@ final class Calls {
 
         private void send() {
             sends++;
-            sentAt = ticker.nanoTime();
+            lastSentAt = ticker.nanoTime();
+            CompletableFuture<T> future;
             try {
                 future = op.get();
             } catch (RuntimeException e) {
                 future = CompletableFuture.failedFuture(e);
             }
-        }
-
-        /** @return the ticker reading taken just before the latest request was sent */
-        long sentAt() {
-            return sentAt;
+            inFlight.add(new Send<>(future, lastSentAt));
+            hedgeAt = System.nanoTime() + hedgeNanos;
         }
 
         /**
-         * Waits for the answer until the deadline, retrying transient failures if allowed.
+         * @return the ticker reading taken just before the request whose answer was used was sent
+         *     (before an answer: before the latest request)
+         */
+        long sentAt() {
+            return answered != null ? answered.sentAt : lastSentAt;
+        }
+
+        /** @return how many requests this call sent */
+        int sends() {
+            return sends;
+        }
+
+        /**
+         * @return whether a request of this call may be applied by etcd later without this call
+         *     knowing: every request sent but the one whose answer was used
+         */
+        boolean outcomeUncertain() {
+            return sends > (answered != null ? 1 : 0);
+        }
+
+        /**
+         * Waits for the answer until the deadline. An idempotent request is sent again after a
+         * transient failure (after a backoff when no copy is in flight), and copies are sent while
+         * the ones in flight go unanswered (see {@link Calls}); the first answer wins, and the
+         * copies still in flight are cancelled.
          *
          * @param deadline on {@link System#nanoTime()}
          * @return the answer
@@ -108,36 +171,91 @@ final class Calls {
         T await(long deadline) {
             boolean interrupted = false;
             long backoff = FIRST_BACKOFF;
+            long resendAt = 0;
+            boolean resendDue = false;
             try {
                 while (true) {
-                    try {
-                        return future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                    } catch (InterruptedException e) {
-                        interrupted = true;
-                    } catch (TimeoutException e) {
-                        future.cancel(true);
-                        throw new LockBackendException("etcd: " + what + describeLock() + " got no answer within "
-                                + timeout.toMillis() + " ms from " + settings.server()
-                                + (lastFailure == null ? "" : " (sent " + sends + " times; the last failure: "
-                                + scrub(describe(lastFailure)) + ")"), lockName, lastFailure);
-                    } catch (ExecutionException | CancellationException | CompletionException e) {
-                        Throwable cause = unwrap(e);
-                        if (leaseNotFound(cause)) {
-                            throw new LeaseGoneException("etcd: " + what + describeLock() + " failed: the etcd lease "
-                                    + "expired or was revoked (" + scrub(describe(cause)) + ")", lockName, cause);
-                        }
-                        long left = deadline - System.nanoTime();
-                        if (retry && !closed.getAsBoolean() && retryable(cause) && left > backoff) {
-                            lastFailure = cause;
-                            if (Thread.interrupted()) {
-                                interrupted = true;
-                            }
-                            LockSupport.parkNanos(backoff);
-                            backoff = Math.min(MAX_BACKOFF, backoff * 2);
-                            send();
+                    boolean failed = false;
+                    for (Iterator<Send<T>> it = inFlight.iterator(); it.hasNext(); ) {
+                        Send<T> s = it.next();
+                        if (!s.future.isDone()) {
                             continue;
                         }
-                        throw failure(cause);
+                        it.remove();
+                        try {
+                            T answer = s.future.join();
+                            answered = s;
+                            cancelInFlight();
+                            return answer;
+                        } catch (CompletionException | CancellationException e) {
+                            Throwable cause = unwrap(e);
+                            if (leaseNotFound(cause)) {
+                                cancelInFlight();
+                                throw new LeaseGoneException("etcd: " + what + describeLock() + " failed: the etcd "
+                                        + "lease expired or was revoked (" + scrub(describe(cause)) + ")", lockName, cause);
+                            }
+                            lastFailure = cause;
+                            if (!retry || closed.getAsBoolean() || !retryable(cause)) {
+                                cancelInFlight();
+                                throw failure(cause);
+                            }
+                            failed = true;
+                        }
+                    }
+                    long now = System.nanoTime();
+                    if (deadline - now <= 0) {
+                        cancelInFlight();
+                        throw new LockBackendException("etcd: " + what + describeLock() + " got no answer within "
+                                + timeout.toMillis() + " ms from " + settings.server()
+                                + (sends > 1 ? " (sent " + sends + " times" + (lastFailure == null ? ")"
+                                : "; the last failure: " + scrub(describe(lastFailure)) + ")") : ""),
+                                lockName, lastFailure);
+                    }
+                    // a request failed transiently: send it again after a backoff (round robin takes
+                    // it to another member), unless as many as there are members are still in flight
+                    if (failed && !resendDue && inFlight.size() < routes && deadline - now > backoff) {
+                        resendDue = true;
+                        resendAt = now + backoff;
+                        backoff = Math.min(MAX_BACKOFF, backoff * 2);
+                    }
+                    if (inFlight.isEmpty() && !resendDue) {
+                        throw failure(lastFailure); // no time left for another try
+                    }
+                    if (resendDue && now - resendAt >= 0) {
+                        resendDue = false;
+                        send();
+                        continue;
+                    }
+                    long wakeAt = resendDue ? resendAt : deadline;
+                    if (!inFlight.isEmpty() && retry && routes > 1 && hedges < MAX_HEDGES && !closed.getAsBoolean()) {
+                        // slow to answer: a copy to every member. Round robin gives requests sent back
+                        // to back different members, whatever took the pick just before; a single copy
+                        // would go to the silent member again if one other request came in between
+                        if (now - hedgeAt >= 0) {
+                            hedges++;
+                            for (int i = 0; i < routes; i++) {
+                                send();
+                            }
+                            continue;
+                        }
+                        if (hedgeAt - wakeAt < 0) {
+                            wakeAt = hedgeAt;
+                        }
+                    }
+                    if (Thread.interrupted()) {
+                        interrupted = true;
+                    }
+                    long wait = Math.max(0, wakeAt - now);
+                    if (inFlight.isEmpty()) {
+                        LockSupport.parkNanos(wait);
+                        continue;
+                    }
+                    try {
+                        anyOf().get(wait, TimeUnit.NANOSECONDS);
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    } catch (TimeoutException | ExecutionException | CancellationException e) {
+                        // looked at in the next round
                     }
                 }
             } finally {
@@ -145,6 +263,24 @@ final class Calls {
                     Thread.currentThread().interrupt();
                 }
             }
+        }
+
+        private CompletableFuture<Object> anyOf() {
+            if (inFlight.size() == 1) {
+                return inFlight.get(0).future.thenApply(t -> (Object) t);
+            }
+            CompletableFuture<?>[] futures = new CompletableFuture<?>[inFlight.size()];
+            for (int i = 0; i < futures.length; i++) {
+                futures[i] = inFlight.get(i).future;
+            }
+            return CompletableFuture.anyOf(futures);
+        }
+
+        private void cancelInFlight() {
+            for (Send<T> s : inFlight) {
+                s.future.cancel(true);
+            }
+            inFlight.clear();
         }
 
         private String describeLock() {

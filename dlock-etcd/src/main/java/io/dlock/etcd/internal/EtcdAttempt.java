@@ -11,6 +11,7 @@ import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.watch.WatchEvent;
 import io.etcd.jetcd.watch.WatchResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -57,6 +58,11 @@ final class EtcdAttempt implements AcquireAttempt {
 
     private EtcdLease lease;
     private boolean keyMaybeWritten;
+    /**
+     * The keys that a copy of this acquisition's create, sent on {@link #lease} and not answered,
+     * may still make later (empty if none): its end must guard against them.
+     */
+    private final List<ByteSequence> uncertainKeys = new ArrayList<>();
     private long ownRevision;
     private long checkedAt;
     /** When the queue was last read, on {@link System#nanoTime()}. */
@@ -106,35 +112,65 @@ final class EtcdAttempt implements AcquireAttempt {
         return check(deadline);
     }
 
-    /** The first try: create the own key (if absent) and look at the queue, in one transaction. */
+    /**
+     * The first try: create the own key (if absent, and if the lease's guard has not moved) and
+     * look at the queue, in one transaction.
+     */
     private AttemptResult first(long deadline) {
         while (true) {
-            lease = backend.leases().lease(ttlSeconds, deadline, name);
+            EtcdLease l = backend.leases().lease(ttlSeconds, deadline, name);
+            if (l != lease) {
+                // creates sent on an earlier lease can never apply: it is gone
+                uncertainKeys.clear();
+            }
+            lease = l;
             Leases.Refresh refresh = stale(lease) ? backend.leases().startRefresh(lease, name) : null;
             keyMaybeWritten = true;
+            ByteSequence key = ownKey;
+            ByteSequence guard = backend.keys().guard(l.id);
+            long guardAt = l.guardRevision();
+            Calls.Call<TxnResponse> call = backend.calls().start("acquire", name, () -> backend.kv().txn()
+                    .If(EtcdOps.absent(key), EtcdOps.guardAt(guard, guardAt))
+                    .Then(EtcdOps.putWithLease(key, request.ownerId(), l.id), EtcdOps.newestTwo(namePrefix))
+                    .Else(EtcdOps.get(key), EtcdOps.get(guard))
+                    .commit(), true);
             TxnResponse r;
             try {
-                r = backend.calls().run("acquire", name, deadline, () -> backend.kv().txn()
-                        .If(EtcdOps.absent(ownKey))
-                        .Then(EtcdOps.putWithLease(ownKey, request.ownerId(), lease.id),
-                                EtcdOps.newestTwo(namePrefix))
-                        .Else(EtcdOps.get(ownKey))
-                        .commit(), true);
+                r = call.await(deadline);
             } catch (LeaseGoneException e) {
-                // nothing was written: the lease expired or was revoked; take a new one and try again
+                // nothing was written, and nothing sent on this lease ever will be: it expired or was
+                // revoked; take a new one and try again
+                uncertainKeys.clear();
                 backend.leases().gone(lease, "a put was answered: lease not found");
                 if (deadline - System.nanoTime() > 0) {
                     continue;
                 }
                 throw e;
+            } finally {
+                if (call.outcomeUncertain() && !l.isGone() && !uncertainKeys.contains(key)) {
+                    uncertainKeys.add(key);
+                }
             }
             checkedAt = r.getHeader().getRevision();
             readAt = System.nanoTime();
             if (!r.isSucceeded()) {
                 List<KeyValue> own = r.getGetResponses().get(0).getKvs();
                 if (own.isEmpty()) {
-                    throw new LockBackendException("etcd: acquire of lock '" + name + "': the key of this attempt "
-                            + "vanished as it was created", name, null);
+                    List<KeyValue> g = r.getGetResponses().get(1).getKvs();
+                    long now = g.isEmpty() ? 0 : g.get(0).getModRevision();
+                    if (now == guardAt) {
+                        throw new LockBackendException("etcd: acquire of lock '" + name + "': the key of this "
+                                + "attempt vanished as it was created", name, null);
+                    }
+                    // another acquisition of this client on this lease ended while a create of it
+                    // was in flight, and moved the guard: send the create again with the guard as it is
+                    l.guardRead(guardAt, now);
+                    settle(refresh, deadline);
+                    if (deadline - System.nanoTime() > 0) {
+                        continue;
+                    }
+                    throw new LockBackendException("etcd: acquire of lock '" + name + "' got no answer within "
+                            + "the operation timeout: the guard of its etcd lease kept moving", name, null);
                 }
                 if (!own.get(0).getValue().equals(ownerValue)) {
                     // the key is not this acquisition's (its value is another owner id): never adopt
@@ -246,7 +282,8 @@ final class EtcdAttempt implements AcquireAttempt {
             throw new LockBackendException("etcd: lock '" + name + "' was not acquired: its etcd lease "
                     + lease.hexId() + " expired or was revoked", name, null);
         }
-        Grant grant = new Grant(name, ownKey, ownRevision, lease, sharedPath);
+        Grant grant = new Grant(name, ownKey, ownRevision, lease, sharedPath,
+                uncertainKeys.isEmpty() ? null : uncertainKeys);
         lease.grants.add(grant);
         if (sharedPath) {
             backend.handPath(name, this, grant);
@@ -391,7 +428,24 @@ final class EtcdAttempt implements AcquireAttempt {
         } catch (RuntimeException e) {
             LOG.debug("dlock: closing the watches of lock '{}' failed", name, e);
         }
-        if (!keyMaybeWritten || ownKeyDeleted || (lease != null && lease.isGone())) {
+        if (!keyMaybeWritten || lease == null || lease.isGone()) {
+            // nothing was sent, or the key went with its lease, as will any create sent on it
+            if (sharedPath) {
+                backend.freePath(name, this);
+            }
+            return;
+        }
+        if (!uncertainKeys.isEmpty()) {
+            // a copy of the create may still arrive: delete what it made, and move the guard so that
+            // nothing arriving later can make it again
+            List<ByteSequence> keys = new ArrayList<>(uncertainKeys);
+            if (!keys.contains(ownKey)) {
+                keys.add(ownKey);
+            }
+            backend.endGuarded(name, ownKey, keys, request.ownerId(), lease, sharedPath ? this : null);
+            return;
+        }
+        if (ownKeyDeleted) {
             if (sharedPath) {
                 backend.freePath(name, this);
             }

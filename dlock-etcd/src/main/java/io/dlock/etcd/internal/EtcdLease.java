@@ -20,6 +20,7 @@ final class EtcdLease {
     final Set<Grant> grants = ConcurrentHashMap.newKeySet();
 
     private final AtomicLong lastRefreshSent;
+    private final AtomicLong guardRevision = new AtomicLong();
     private final CompletableFuture<Void> gone = new CompletableFuture<>();
     private ScheduledFuture<?> keeperTask; // guarded by this
 
@@ -40,6 +41,40 @@ final class EtcdLease {
     /** A grant or keep-alive sent at {@code sentAt} was confirmed by etcd. */
     void refreshed(long sentAt) {
         lastRefreshSent.accumulateAndGet(sentAt, (current, sent) -> sent - current > 0 ? sent : current);
+    }
+
+    /**
+     * The revision at which this lease's guard key was last written, as far as this client knows
+     * (0: never). Every create of an acquisition on this lease is sent with the condition that
+     * the guard is still at this revision; an acquisition that ends while a create of it may still
+     * be in flight (sent more than once, or unanswered) writes the guard, in the same transaction
+     * that deletes whatever key that create made. A copy of the create that arrives later (held in
+     * a network, or by a member cut off from its peers) then finds the guard moved and does
+     * nothing: a key of an acquisition that is over can never appear, on a lease the client keeps
+     * alive. Other creates in flight on the lease fail their condition once and are sent again.
+     *
+     * @return the revision
+     */
+    long guardRevision() {
+        return guardRevision.get();
+    }
+
+    /** The guard was written at {@code revision} (it only moves forward). */
+    void guardMoved(long revision) {
+        guardRevision.accumulateAndGet(revision, Math::max);
+    }
+
+    /**
+     * A create sent with the guard at {@code sent} found it at {@code read}: learn where it is. It
+     * is lower only if someone deleted the key by hand; then follow it down, unless another thread
+     * learnt something newer meanwhile.
+     */
+    void guardRead(long sent, long read) {
+        if (read > sent) {
+            guardMoved(read);
+        } else {
+            guardRevision.compareAndSet(sent, read);
+        }
     }
 
     /** @return whether etcd said the lease is gone (expired or revoked) */

@@ -110,7 +110,10 @@ public final class EtcdLockBackend implements LockBackend {
                     // this backend retries idempotent requests itself, within each call's deadline; a
                     // request fails fast while no server is reachable, so that the last failure says why
                     .retryMaxAttempts(0)
-                    .waitForReady(false);
+                    .waitForReady(false)
+                    // a member without a leader (cut off from its peers, or electing) refuses at once
+                    // rather than hold a request it cannot serve; Calls sends it to another member
+                    .header("hasleader", "true");
             if (settings.user != null) {
                 b.user(ByteSequence.from(settings.user, StandardCharsets.UTF_8))
                         .password(ByteSequence.from(settings.password, StandardCharsets.UTF_8));
@@ -130,8 +133,8 @@ public final class EtcdLockBackend implements LockBackend {
         }
         this.client = built;
         this.calls = new Calls(settings, context.ticker(), context.operationTimeout(), closed::get);
-        this.leases = new Leases(client.getLeaseClient(), calls, scheduler, context.ticker(), context.events(),
-                context.operationTimeout(), settings.server(), this::leaseGone);
+        this.leases = new Leases(client.getLeaseClient(), calls, scheduler, jetcdExecutor, context.ticker(),
+                context.events(), context.operationTimeout(), settings.server(), this::leaseGone);
     }
 
     /**
@@ -268,12 +271,34 @@ public final class EtcdLockBackend implements LockBackend {
      * Never throws.
      */
     void deleteKey(String name, ByteSequence key, long revision, String ownerId, EtcdLease lease, Object pathUser) {
-        PendingDelete p = new PendingDelete(name, key, revision, ownerId, lease, pathUser != null);
+        end(new PendingDelete(name, key, revision, ownerId, lease, pathUser != null, null), pathUser);
+    }
+
+    /**
+     * Ends an acquisition a copy of whose create may still arrive: in one transaction, deletes each
+     * of {@code keys} that holds this owner id and moves the guard of the lease (see
+     * {@link EtcdLease#guardRevision()}), so that no copy arriving later can make a key again. Tries
+     * once, briefly; if that fails, keeps trying in the background until it succeeds or the lease
+     * is gone. Never throws.
+     */
+    void endGuarded(String name, ByteSequence key, List<ByteSequence> keys, String ownerId, EtcdLease lease,
+                    Object pathUser) {
+        end(new PendingDelete(name, key, 0, ownerId, lease, pathUser != null, keys), pathUser);
+    }
+
+    private void end(PendingDelete p, Object pathUser) {
+        String name = p.name;
         long timeout = context.operationTimeout().toNanos();
         // undoing is a courtesy the caller should not wait long for: a quarter of the timeout, at least 50 ms
         long deadline = System.nanoTime() + Math.max(Math.min(timeout, TimeUnit.MILLISECONDS.toNanos(50)), timeout / 4);
         try {
-            calls.run("abandon", name, deadline, p::send, true);
+            p.done(calls.run("abandon", name, deadline, p::send, true));
+            if (pathUser != null) {
+                freePath(name, pathUser);
+            }
+        } catch (LeaseGoneException e) {
+            // the keys went with the lease, and nothing sent on it can apply any more
+            leases.gone(p.lease, "a guarded delete was answered: lease not found");
             if (pathUser != null) {
                 freePath(name, pathUser);
             }
@@ -345,11 +370,15 @@ public final class EtcdLockBackend implements LockBackend {
             f.whenComplete((r, t) -> {
                 p.inFlight.set(false);
                 if (t == null) {
+                    p.done(r);
                     deleted(p);
                     if (p.lease != null) {
                         p.lease.grants.removeIf(g -> g.key.equals(p.key));
                     }
                     LOG.debug("dlock: deleted the key of lock '{}' in the background", p.name);
+                } else if (Calls.leaseNotFound(t)) {
+                    deleted(p); // the key went with its lease
+                    leases.goneLater(p.lease, "a guarded delete was answered: lease not found");
                 } else {
                     scheduleSweep();
                 }
@@ -362,7 +391,9 @@ public final class EtcdLockBackend implements LockBackend {
 
     /**
      * A delete to retry: owner-checked by the key's create revision when it is known, else by its
-     * value (the acquisition's fresh owner id).
+     * value (the acquisition's fresh owner id); or, when a copy of the acquisition's create may
+     * still arrive, the guarded end: value-checked deletes of every key the create may have made,
+     * and a write of the lease's guard, in one transaction.
      */
     private final class PendingDelete {
         final String name;
@@ -371,25 +402,51 @@ public final class EtcdLockBackend implements LockBackend {
         final String ownerId;
         final EtcdLease lease;
         final boolean sharedPath;
+        /** The keys of a guarded end, or null. */
+        final List<ByteSequence> guardedKeys;
         final AtomicBoolean inFlight = new AtomicBoolean();
 
         PendingDelete(String name, ByteSequence key, long revision, String ownerId, EtcdLease lease,
-                      boolean sharedPath) {
+                      boolean sharedPath, List<ByteSequence> guardedKeys) {
             this.name = name;
             this.key = key;
             this.revision = revision;
             this.ownerId = ownerId;
             this.lease = lease;
             this.sharedPath = sharedPath;
+            this.guardedKeys = guardedKeys == null ? null : List.copyOf(guardedKeys);
         }
 
         CompletableFuture<TxnResponse> send() {
+            if (guardedKeys != null) {
+                Op[] ops = new Op[guardedKeys.size() + 1];
+                for (int i = 0; i < guardedKeys.size(); i++) {
+                    ops[i] = EtcdOps.deleteIfHolds(guardedKeys.get(i), ownerId);
+                }
+                ops[ops.length - 1] = EtcdOps.moveGuard(keys.guard(lease.id), lease.id);
+                return kv.txn().Then(ops).commit();
+            }
             if (revision == 0) {
                 // the attempt's answer was lost before it learnt the revision: whatever is at the key
                 // and holds this acquisition's owner id is its own
                 return kv.txn().If(EtcdOps.holds(key, ownerId)).Then(EtcdOps.delete(key)).commit();
             }
             return kv.txn().If(EtcdOps.createdAt(key, revision)).Then(EtcdOps.delete(key)).commit();
+        }
+
+        /** The transaction applied: a guarded end moved the guard to its revision. */
+        void done(TxnResponse r) {
+            if (guardedKeys != null) {
+                lease.guardMoved(r.getHeader().getRevision());
+            }
+        }
+
+        /** @return whether the transaction deleted {@link #key} */
+        boolean deletedKey(TxnResponse r) {
+            if (guardedKeys == null) {
+                return r.isSucceeded();
+            }
+            return r.getTxnResponses().get(guardedKeys.indexOf(key)).isSucceeded();
         }
     }
 
@@ -519,10 +576,27 @@ public final class EtcdLockBackend implements LockBackend {
     public boolean release(HeldLock lock) {
         Grant g = grantOf(lock);
         ensureOpen(g.name);
-        PendingDelete p = new PendingDelete(g.name, g.key, g.revision, lock.ownerId(), g.lease, g.sharedPath);
+        List<ByteSequence> guarded = null;
+        if (g.uncertainKeys != null) {
+            // a copy of the grant's create may still arrive: end it guarded (see endGuarded)
+            guarded = new ArrayList<>(g.uncertainKeys);
+            if (!guarded.contains(g.key)) {
+                guarded.add(g.key);
+            }
+        }
+        PendingDelete p = new PendingDelete(g.name, g.key, g.revision, lock.ownerId(), g.lease, g.sharedPath, guarded);
         TxnResponse r;
         try {
             r = calls.run("release", g.name, calls.deadline(), p::send, true);
+            p.done(r);
+        } catch (LeaseGoneException e) {
+            // only a guarded end writes with the lease: it is gone, and the key with it
+            leases.gone(g.lease, "a release was answered: lease not found");
+            g.lease.grants.remove(g);
+            if (g.sharedPath) {
+                freePath(g.name, g);
+            }
+            return false;
         } catch (LockBackendException e) {
             if (!g.lease.isGone()) {
                 deleteLater(p, g.sharedPath ? g : null);
@@ -536,7 +610,7 @@ public final class EtcdLockBackend implements LockBackend {
             // deleted now, or found gone (a repeated release, or the key ended with its lease)
             freePath(g.name, g);
         }
-        return r.isSucceeded();
+        return p.deletedKey(r);
     }
 
     /** @return the owner and token of the oldest key of the name, which holds the lock */

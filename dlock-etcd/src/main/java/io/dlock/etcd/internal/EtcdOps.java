@@ -30,6 +30,24 @@ final class EtcdOps {
         return new Cmp(key, Cmp.Op.EQUAL, CmpTarget.value(ByteSequence.from(ownerId, StandardCharsets.UTF_8)));
     }
 
+    /**
+     * @return "the lease's guard key was last written at this revision" (0: never): the condition
+     *     under which a create may apply; see {@link EtcdLease#guardRevision()}
+     */
+    static Cmp guardAt(ByteSequence guard, long modRevision) {
+        return new Cmp(guard, Cmp.Op.EQUAL, CmpTarget.modRevision(modRevision));
+    }
+
+    /** @return a write of the lease's guard key, attached to the lease: creates sent before it can no longer apply */
+    static Op moveGuard(ByteSequence guard, long leaseId) {
+        return Op.put(guard, ByteSequence.EMPTY, PutOption.builder().withLeaseId(leaseId).build());
+    }
+
+    /** @return a nested transaction that deletes a key if it holds the owner id */
+    static Op deleteIfHolds(ByteSequence key, String ownerId) {
+        return Op.txn(new Cmp[] {holds(key, ownerId)}, new Op[] {delete(key)}, new Op[0]);
+    }
+
     /** @return a put of the owner id, attached to the lease */
     static Op putWithLease(ByteSequence key, String ownerId, long leaseId) {
         return Op.put(key, ByteSequence.from(ownerId, StandardCharsets.UTF_8),

@@ -17,15 +17,29 @@ import java.nio.charset.StandardCharsets;
  * {@code [A-Za-z0-9_-]} written as {@code %XX} (upper-case hex). The encoding is injective and
  * never contains {@code /}, so the {@code /} after it ends the name: the keys of {@code a} are not
  * in the prefix range of {@code ab}, nor those of {@code a/b} in that of {@code a}.
+ *
+ * <p>Besides, {@code P guards/LEASE_ID_HEX}, empty, attached to that etcd lease: written only when
+ * an acquisition ends whose create may still be in flight (see {@link EtcdLease#guardRevision()}),
+ * at most one per lease, gone with the lease.
  */
 final class Keys {
 
     private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
     private final String root;
+    private final String guards;
 
     Keys(String prefix) {
         this.root = prefix + "locks/";
+        this.guards = prefix + "guards/";
+    }
+
+    /**
+     * @return the guard key of one etcd lease of this client, {@code P guards/LEASE_ID_HEX}: see
+     *     {@link EtcdLease#guardRevision()}
+     */
+    ByteSequence guard(long leaseId) {
+        return ByteSequence.from(guards + Long.toHexString(leaseId), StandardCharsets.UTF_8);
     }
 
     /** @return the prefix of every key of one lock name, ending in {@code /} */

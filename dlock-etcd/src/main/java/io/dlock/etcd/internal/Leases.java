@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -25,8 +26,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The client's etcd leases: one per distinct TTL, granted on first use, kept alive by this class
  * every third of the TTL with single keep-alive requests (no long-lived keep-alive stream that
- * could end unnoticed), and replaced when etcd says one is gone, after reporting the locks that
- * were attached to it as lost. Thread-safe.
+ * could end unnoticed), sent from a worker thread as calls (so a member that does not answer costs
+ * a hedge delay, not the lease), and replaced when etcd says one is gone, after reporting the locks
+ * that were attached to it as lost. Thread-safe.
  */
 final class Leases {
 
@@ -37,6 +39,7 @@ final class Leases {
     private final Lease client;
     private final Calls calls;
     private final ScheduledExecutorService scheduler;
+    private final Executor worker;
     private final Ticker ticker;
     private final BackendEvents events;
     private final long timeoutNanos;
@@ -46,11 +49,12 @@ final class Leases {
     private final ReentrantLock grantLock = new ReentrantLock();
     private volatile boolean closed;
 
-    Leases(Lease client, Calls calls, ScheduledExecutorService scheduler, Ticker ticker, BackendEvents events,
-           Duration timeout, String server, Consumer<EtcdLease> onGone) {
+    Leases(Lease client, Calls calls, ScheduledExecutorService scheduler, Executor worker, Ticker ticker,
+           BackendEvents events, Duration timeout, String server, Consumer<EtcdLease> onGone) {
         this.client = client;
         this.calls = calls;
         this.scheduler = scheduler;
+        this.worker = worker;
         this.ticker = ticker;
         this.events = events;
         this.timeoutNanos = timeout.toNanos();
@@ -142,6 +146,11 @@ final class Leases {
             this.lockName = lockName;
         }
 
+        /** @return the ticker reading taken before the keep-alive whose answer counts was sent */
+        long sentAt() {
+            return call.sentAt();
+        }
+
         /**
          * Waits for the keep-alive; on success the lease's refresh time moves on.
          *
@@ -183,7 +192,10 @@ final class Leases {
         }
     }
 
-    /** The background keep-alive: asynchronous, never blocks the scheduler thread. */
+    /**
+     * The background keep-alive: the scheduler thread only hands it to a worker, which sends it as
+     * any call (sent again to another member if one does not answer, see {@link Calls}).
+     */
     private void keepAlive(EtcdLease lease) {
         if (closed || lease.isGone()) {
             return;
@@ -195,37 +207,32 @@ final class Leases {
             scheduleKeepAlive(lease, interval - age);
             return;
         }
-        long sentAt = ticker.nanoTime();
-        CompletableFuture<LeaseKeepAliveResponse> f;
         try {
-            f = client.keepAliveOnce(lease.id);
-        } catch (RuntimeException e) {
-            LOG.debug("dlock: keep-alive of etcd lease {} could not be sent", lease.hexId(), e);
-            scheduleKeepAlive(lease, Math.min(interval / 2, RETRY_NANOS));
-            return;
-        }
-        ScheduledFuture<?> timeout;
-        try {
-            timeout = scheduler.schedule(() -> f.cancel(true), timeoutNanos, TimeUnit.NANOSECONDS);
+            worker.execute(() -> keepAliveNow(lease, interval));
         } catch (RejectedExecutionException e) {
-            f.cancel(true);
-            return;
+            // closing
         }
-        f.whenComplete((r, t) -> {
-            timeout.cancel(false);
-            if (t == null && r.getTTL() > 0) {
-                lease.refreshed(sentAt);
-                scheduleKeepAlive(lease, interval - (ticker.nanoTime() - sentAt));
-            } else if (t == null || Calls.leaseNotFound(t)) {
-                goneAsync(lease, "the background keep-alive was answered: lease not found");
-            } else {
-                if (!closed) {
-                    LOG.debug("dlock: keep-alive of etcd lease {} failed, retrying: {}", lease.hexId(),
-                            calls.scrub(Calls.describe(t)));
-                }
-                scheduleKeepAlive(lease, Math.min(interval / 2, RETRY_NANOS));
+    }
+
+    private void keepAliveNow(EtcdLease lease, long interval) {
+        Refresh r = startRefresh(lease, null);
+        try {
+            r.await(calls.deadline());
+            scheduleKeepAlive(lease, interval - (ticker.nanoTime() - r.sentAt()));
+        } catch (LeaseGoneException e) {
+            // reported by Refresh.await
+        } catch (RuntimeException e) {
+            if (!closed) {
+                LOG.debug("dlock: keep-alive of etcd lease {} failed, retrying: {}", lease.hexId(),
+                        calls.scrub(e.getMessage()));
             }
-        });
+            scheduleKeepAlive(lease, Math.min(interval / 2, RETRY_NANOS));
+        }
+    }
+
+    /** Like {@link #gone}, on the scheduler thread: for callbacks that must not run listeners themselves. */
+    void goneLater(EtcdLease lease, String why) {
+        goneAsync(lease, why);
     }
 
     private void goneAsync(EtcdLease lease, String why) {
