@@ -46,7 +46,7 @@ import org.junit.platform.launcher.core.LauncherFactory;
 class TckSelfTest {
 
     private static final String NEMESIS = "PT6S";
-    private static final int PARALLEL = Integer.getInteger("dlock.tck.selftest.parallel", 6);
+    private static final int PARALLEL = Integer.getInteger("dlock.tck.selftest.parallel", 4);
 
     private ExecutorService pool;
     private final Map<String, Future<Map<Rule, TestExecutionResult.Status>>> runs = new ConcurrentHashMap<>();

@@ -96,6 +96,7 @@ public final class MemServer {
             // to the longest lease this server ever granted, so nobody is granted anything until then
             lockDelayUntil = now() + longestLease;
             kills++;
+            counterAtKill = counter;
             notifyAll();
         }
     }
@@ -224,10 +225,11 @@ public final class MemServer {
         return tryAcquire(lock, owner, leaseNanos);
     }
 
-    /** Extends every lock whose owner id starts with the prefix (a session that keeps all its keys alive). */
-    synchronized void renewAllOf(String ownerPrefix, long leaseNanos) {
+    /** Extends every lock whose owner id starts with the prefix, except the owners named (a session's keep-alive). */
+    synchronized void renewAllOf(String ownerPrefix, long leaseNanos, java.util.Set<String> except) {
         for (Map.Entry<String, Entry> e : locks.entrySet()) {
-            if (e.getValue().owner.startsWith(ownerPrefix) && now() - e.getValue().expiresAt < 0) {
+            if (e.getValue().owner.startsWith(ownerPrefix) && !except.contains(e.getValue().owner)
+                    && now() - e.getValue().expiresAt < 0) {
                 e.setValue(new Entry(e.getValue().owner, e.getValue().token, now() + leaseNanos));
             }
         }
@@ -244,6 +246,12 @@ public final class MemServer {
     }
 
     private int kills; // guarded by this
+    private long counterAtKill; // guarded by this
+
+    /** @return the fencing counter as it was at the last kill (0 before any) */
+    synchronized long counterAtKill() {
+        return counterAtKill;
+    }
 
     /** @return how many locks are held now (for tests of bounded state) */
     public synchronized int size() {

@@ -398,13 +398,7 @@ public final class BrokenProviders implements LockProvider {
                 });
         add("token-reset-on-restart", "the token counter starts again from 1 after a server restart",
                 rules(Rule.L6, Rule.S11),
-                c -> {
-                    Map<Long, Long> base = new ConcurrentHashMap<>();
-                    // the counter as the server had it at its last kill: tokens restart from there
-                    return tokensMapped(c, (server, token) -> token
-                            - base.computeIfAbsent((long) server.kills(), k -> k == 0 ? 0 : server.counter()));
-                });
-
+                c -> tokensMapped(c, (server, token) -> token - server.counterAtKill()));
         // ---- renew
         add("validity", "renewal is fire-and-forget: it reports success without waiting for the server",
                 rules(Rule.S7, Rule.S11, Rule.L6, Rule.B2, Rule.E2),
@@ -520,9 +514,23 @@ public final class BrokenProviders implements LockProvider {
                         return renewFor(this, locks, l -> Duration.ofDays(1).toNanos());
                     }
                 });
-        add("early-takeover", "a lock counts as free a fifth of its lease before it expires", rules(Rule.L2),
-                c -> granting(c, Set.of(), (server, r, lease) -> server.tryAcquireEarly(r.name(), r.ownerId(), lease,
-                        lease / 5)));
+        add("early-takeover", "a waiter takes over a lock whose holder it has seen unchanged for half a lease, "
+                + "counting from its own first sighting as if that were the holder's last renewal", rules(Rule.S7, Rule.L2),
+                c -> {
+                    Map<String, long[]> seen = new ConcurrentHashMap<>(); // name -> {token, first sighting}
+                    return granting(c, Set.of(), (server, r, lease) -> {
+                        Optional<LockHolder> h = server.holder(r.name());
+                        long now = System.nanoTime();
+                        if (h.isPresent()) {
+                            long[] first = seen.compute(r.name(), (k, v) -> v != null && v[0] == h.get().fencingToken()
+                                    ? v : new long[] {h.get().fencingToken(), now});
+                            if (now - first[1] >= lease / 2) {
+                                server.forceRelease(r.name());
+                            }
+                        }
+                        return server.tryAcquire(r.name(), r.ownerId(), lease);
+                    });
+                });
         add("wall-clock-expiry", "a waiter decides that a lock expired by comparing its own wall clock with the "
                 + "expiry time the holder wrote from its wall clock", rules(Rule.S10),
                 c -> new Forwarding(c.real()) {
@@ -581,7 +589,7 @@ public final class BrokenProviders implements LockProvider {
                     };
                 });
         add("grant-in-await", "the server hands the lock to a waiter inside awaitTurn, and the grant is reported on "
-                + "the next tryOnce without its earlier start", rules(Rule.S7),
+                + "the next tryOnce without its earlier start", rules(Rule.S7, Rule.L1),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public AcquireAttempt newAttempt(AcquireRequest request) {
@@ -628,7 +636,7 @@ public final class BrokenProviders implements LockProvider {
                         };
                     }
                 });
-        add("abandon-unconditional", "abandon() deletes the lock whoever holds it", rules(Rule.S3, Rule.S4, Rule.S10, Rule.L3, Rule.L4, Rule.V2, Rule.N1, Rule.B1, Rule.B2, Rule.B3),
+        add("abandon-unconditional", "abandon() deletes the lock whoever holds it", rules(Rule.S3, Rule.S4, Rule.S7, Rule.S10, Rule.L3, Rule.L4, Rule.V2, Rule.N1, Rule.B1, Rule.B2, Rule.B3),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public AcquireAttempt newAttempt(AcquireRequest request) {
@@ -646,16 +654,19 @@ public final class BrokenProviders implements LockProvider {
                 });
         add("session-keeps-strays", "every lock is kept alive by its connection's session, which a keep-alive thread "
                 + "refreshes while the client is open, and abandon() does not delete a grant whose answer was lost: the "
-                + "stray lives as long as the client", rules(Rule.S4, Rule.S10, Rule.N1, Rule.N2),
+                + "stray lives as long as the client", rules(Rule.S4, Rule.N1, Rule.N2),
                 c -> {
                     String session = Long.toHexString(System.nanoTime()) + ":";
                     long lease = c.context().config().defaultLockOptions().leaseTime().toNanos();
+                    // the grants the core heard of are renewed and released by the core; the session keeps the rest
+                    // (grants whose answer was lost) alive for as long as the client is open
+                    Set<String> heard = ConcurrentHashMap.newKeySet();
                     Thread keepAlive = new Thread(() -> {
                         while (!Thread.currentThread().isInterrupted()) {
                             try {
                                 Thread.sleep(Math.max(1, lease / 3_000_000));
                                 c.real().link.call(null, () -> {
-                                    c.real().server.renewAllOf(session, lease);
+                                    c.real().server.renewAllOf(session, lease, heard);
                                     return null;
                                 });
                             } catch (InterruptedException e) {
@@ -677,6 +688,15 @@ public final class BrokenProviders implements LockProvider {
                             AcquireRequest onSession = new AcquireRequest(request.name(), session + request.ownerId(),
                                     request.leaseTime());
                             return new ForwardingAttempt(real.newAttempt(onSession)) {
+                                @Override
+                                public AttemptResult tryOnce() {
+                                    AttemptResult r = super.tryOnce();
+                                    if (r.granted()) {
+                                        heard.add(onSession.ownerId());
+                                    }
+                                    return r;
+                                }
+
                                 @Override
                                 public void abandon() {
                                 }
@@ -793,7 +813,7 @@ public final class BrokenProviders implements LockProvider {
                     return new Forwarding(patient);
                 });
         add("wrong-exception", "a call that gets no answer throws IllegalStateException, not LockBackendException",
-                rules(Rule.V3, Rule.N1, Rule.N2),
+                rules(Rule.S4, Rule.V3, Rule.N1, Rule.N2),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public AcquireAttempt newAttempt(AcquireRequest request) {
