@@ -1,6 +1,7 @@
 package io.dlock;
 
 import io.dlock.internal.DefaultLeaderElection;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -116,6 +117,17 @@ public interface LeaderElection extends AutoCloseable {
      * @return the term while leading ({@link #isLeader()}), otherwise empty
      */
     OptionalLong term();
+
+    /**
+     * Returns how long the current leadership stays valid if no renewal succeeds: the
+     * {@linkplain Lease#remaining() remaining validity} of the lease behind it, on this process's
+     * clock. A process that must stop leading work before another leader can start (a child
+     * process, say) can use it as a deadline. Read {@link #term()} before and after to be sure
+     * the figure belongs to the term in hand.
+     *
+     * @return the remaining validity while leading, otherwise {@link Duration#ZERO}
+     */
+    Duration remaining();
 
     /**
      * Asks the backend who leads now, through {@link LockClient#holder(String)}. Works on any

@@ -121,6 +121,12 @@ public final class DefaultLeaderElection implements LeaderElection {
     }
 
     @Override
+    public Duration remaining() {
+        Term t = current;
+        return t != null ? t.lease.remaining() : Duration.ZERO;
+    }
+
+    @Override
     public Optional<LockHolder> leader() {
         return client.holder(name);
     }

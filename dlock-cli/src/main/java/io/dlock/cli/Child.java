@@ -1,51 +1,158 @@
 package io.dlock.cli;
 
+import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
-import java.util.LinkedHashMap;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
- * A command run by {@code exec} or {@code elect}: standard input, output and error inherited, extra
- * environment variables, and a stop that gives every process of the command {@code SIGTERM}, then
- * {@code SIGKILL} to whatever is left once a grace period is over.
+ * A command run by {@code exec} or {@code elect} under a lease, through a watchdog outside the JVM
+ * ({@code watchdog.sh}, run by {@code /bin/sh} in a session of its own) so that the command never
+ * outlives the lease, not even when this JVM is killed or frozen.
+ *
+ * <p>The watchdog starts the command in a session and process group of its own, with this
+ * process's standard input, output and error and the extra environment variables. This JVM holds
+ * the only writing end of a named pipe that the watchdog reads, in a private temporary directory,
+ * and tells it over that pipe when to send {@code SIGTERM} and {@code SIGKILL} to the command's
+ * process group if it hears nothing newer ({@link Deadlines}): one line when the command starts,
+ * one whenever a renewal moves the lease's validity, one when a stop is asked for. If this JVM
+ * dies, the kernel closes its end and the watchdog stops the command at once; if it freezes, the
+ * last deadlines pass and the watchdog stops the command before the lease's validity ends.
+ *
+ * <p>A daemon thread per command ({@code dlock-watchdog-feed}) polls the lease's validity every
+ * 50 ms (a tenth of the renew interval for short ones) and writes the lines; nothing else writes,
+ * so {@link #terminate()} never blocks. The watchdog exits with the command's status, once the
+ * command has exited and, if it was stopped, once nothing of its process group is left: so
+ * {@link #waitFor} and {@link #stop()} return only when the lock can be let go.
  */
 final class Child {
 
-    private final Process process;
-    private final String label;
-    /** Every descendant seen so far: one that outlives its parent must not escape the stop. */
-    private final Map<Long, ProcessHandle> descendants = new LinkedHashMap<>();
-    private boolean terminated; // guarded by this
+    private static final String SCRIPT = loadScript();
+    private static final long MAX_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
-    private Child(Process process, String label) {
-        this.process = process;
+    private final Process watchdog;
+    private final String label;
+    private final Path dir;
+    private final FileChannel beats; // the only writing end of the watchdog's pipe
+    private final Supplier<Duration> remaining;
+    private final Deadlines deadlines; // guarded by this
+    private final long pollNanos;
+    private long sentTerm; // guarded by this; the deadlines last sent
+    private long sentKill; // guarded by this
+    private boolean sentStop; // guarded by this
+    private boolean sentAny; // guarded by this
+    private boolean sendNow; // guarded by this: a stop was asked for and is not sent yet
+
+    private Child(Process watchdog, String label, Path dir, FileChannel beats, Supplier<Duration> remaining,
+                  Deadlines deadlines, Duration renewInterval) {
+        this.watchdog = watchdog;
         this.label = label;
+        this.dir = dir;
+        this.beats = beats;
+        this.remaining = remaining;
+        this.deadlines = deadlines;
+        this.pollNanos = Math.max(1_000_000L, Math.min(MAX_POLL_NANOS, renewInterval.toNanos() / 10));
     }
 
     /**
-     * Starts a command.
+     * Starts a command under a lease.
      *
      * @param command the program and its arguments
      * @param env variables to add to this process's environment
+     * @param remaining the lease's remaining validity ({@code Lease::remaining}); zero once lost or released
+     * @param renewInterval how often the lease is renewed
+     * @param grace how long the command gets between {@code SIGTERM} and {@code SIGKILL}
      * @return the running command
-     * @throws CliException with {@link ExitCodes#CANNOT_RUN} if it cannot be started
+     * @throws CliException with {@link ExitCodes#CANNOT_RUN} if the command, {@code setsid} or
+     *     {@code mkfifo} cannot be found, or the watchdog cannot be started
      */
-    static Child start(List<String> command, Map<String, String> env) {
-        ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
-        pb.environment().putAll(env);
+    static Child start(List<String> command, Map<String, String> env, Supplier<Duration> remaining,
+                       Duration renewInterval, Duration grace) {
+        String program = command.get(0);
+        String path = System.getenv("PATH");
+        String problem = Executables.problem(program, path);
+        if (problem != null) {
+            throw new CliException(ExitCodes.CANNOT_RUN, "cannot run '" + program + "': " + problem);
+        }
+        Optional<Path> setsid = Executables.find("setsid", path);
+        if (setsid.isEmpty()) {
+            throw new CliException(ExitCodes.CANNOT_RUN, "cannot run '" + program + "': setsid is not on the PATH; "
+                    + "exec and elect need it (util-linux or BusyBox) to give the command a process group of its own");
+        }
+        Deadlines deadlines = new Deadlines(renewInterval, grace);
+        Path dir = null;
+        FileChannel beats = null;
         try {
-            return new Child(pb.start(), command.get(0));
-        } catch (IOException e) {
-            throw new CliException(ExitCodes.CANNOT_RUN, "cannot run '" + command.get(0) + "': " + e.getMessage(), e);
+            dir = Files.createTempDirectory("dlock-watchdog-"); // rwx------
+            Path fifo = dir.resolve("beats");
+            makeFifo(fifo);
+            // read-write: the open does not wait for a reader; this JVM never reads
+            beats = FileChannel.open(fifo, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            List<String> argv = new ArrayList<>(List.of(setsid.get().toString(), "/bin/sh", "-c", SCRIPT,
+                    "dlock-watchdog", fifo.toString(), Long.toString(graceMillis(grace))));
+            argv.addAll(command);
+            ProcessBuilder pb = new ProcessBuilder(argv).inheritIO();
+            pb.environment().putAll(env);
+            Process watchdog = pb.start();
+            Child child = new Child(watchdog, program, dir, beats, remaining, deadlines, renewInterval);
+            child.feedOnce(); // the watchdog starts the command once it has its first deadlines
+            Thread feeder = new Thread(child::feed, "dlock-watchdog-feed-" + watchdog.pid());
+            feeder.setDaemon(true);
+            feeder.start();
+            return child;
+        } catch (IOException | UncheckedIOException e) {
+            closeQuietly(beats);
+            deleteQuietly(dir);
+            throw new CliException(ExitCodes.CANNOT_RUN, "cannot run '" + program + "': " + e.getMessage(), e);
         }
     }
 
-    /** @return the process id */
-    long pid() {
-        return process.pid();
+    private static void makeFifo(Path fifo) throws IOException {
+        Optional<Path> mkfifo = Executables.find("mkfifo", System.getenv("PATH"));
+        if (mkfifo.isEmpty()) {
+            throw new IOException("mkfifo is not on the PATH");
+        }
+        Process p = new ProcessBuilder(mkfifo.get().toString(), fifo.toString()).redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                        p.destroyForcibly();
+                        throw new IOException("mkfifo did not finish within 10 s");
+                    }
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true; // a pipe is made in milliseconds: finish it
+                }
+            }
+            if (p.exitValue() != 0) {
+                String out;
+                try (InputStream in = p.getInputStream()) {
+                    out = new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
+                }
+                throw new IOException("mkfifo failed: " + out);
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /** @return the program's name, for messages */
@@ -53,81 +160,60 @@ final class Child {
         return label;
     }
 
+    /** @return whether the watchdog (and so the command, or what is left of a stopped one) still runs */
     boolean isAlive() {
-        return process.isAlive();
+        return watchdog.isAlive();
     }
 
     /**
-     * Waits for the command to exit.
+     * Waits for the command to exit (and, if it was stopped, for its whole process group).
      *
      * @param timeout the longest wait
      * @return true if it exited
      * @throws InterruptedException if interrupted
      */
     boolean waitFor(Duration timeout) throws InterruptedException {
-        return process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        return watchdog.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS);
     }
 
-    /** @return the exit status; valid once the command has exited */
+    /** @return the command's exit status ({@code 128 + N} if signal N ended it); valid once it has exited */
     int exitValue() {
-        return process.exitValue();
+        return watchdog.exitValue();
     }
 
-    /** @return a future that completes when the command exits */
-    java.util.concurrent.CompletableFuture<Process> onExit() {
-        return process.onExit();
+    /** @return a future that completes when the command has exited (see {@link #waitFor}) */
+    CompletableFuture<Process> onExit() {
+        return watchdog.onExit();
     }
 
-    /** Sends {@code SIGTERM} to the command and each of its descendants, once. Returns at once. */
-    synchronized void terminate() {
-        if (terminated) {
-            return;
-        }
-        terminated = true;
-        remember();
-        process.destroy();
-        for (ProcessHandle d : descendants.values()) {
-            d.destroy();
+    /**
+     * Asks for the command to be stopped: {@code SIGTERM} to its process group at once, and
+     * {@code SIGKILL} after the grace period or when the lease's validity ends, whichever comes
+     * first. Returns at once; later calls change nothing.
+     */
+    void terminate() {
+        synchronized (this) {
+            if (deadlines.stop(System.nanoTime())) {
+                sendNow = true;
+                notifyAll();
+            }
         }
     }
 
     /**
-     * Stops the command: {@code SIGTERM} to it and its descendants (unless already sent), up to
-     * {@code grace} for them to exit, then {@code SIGKILL} to whatever is left.
+     * Stops the command ({@link #terminate()}) and waits until it and its process group are gone.
      *
-     * @param grace how long the command gets to exit after {@code SIGTERM}
      * @return the command's exit status ({@code 128 + signal} if a signal ended it)
      */
-    int stop(Duration grace) {
-        boolean interrupted = false;
+    int stop() {
         terminate();
-        long deadline = System.nanoTime() + grace.toNanos();
+        boolean interrupted = false;
         try {
             while (true) {
-                remember();
-                boolean allGone = !process.isAlive() && !anyDescendantAlive();
-                if (allGone) {
-                    break;
-                }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    kill();
-                    break;
-                }
                 try {
-                    process.waitFor(Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)), TimeUnit.NANOSECONDS);
-                    if (!process.isAlive()) {
-                        Thread.sleep(Math.min(TimeUnit.NANOSECONDS.toMillis(left), 20));
-                    }
+                    return watchdog.waitFor(); // the watchdog sends SIGKILL by a deadline and then exits
                 } catch (InterruptedException e) {
-                    interrupted = true; // a stop must finish: the lock is gone
-                }
-            }
-            while (true) {
-                try {
-                    return process.waitFor();
-                } catch (InterruptedException e) {
-                    interrupted = true;
+                    interrupted = true; // a stop must finish: the lock is gone or about to be let go
                 }
             }
         } finally {
@@ -137,20 +223,107 @@ final class Child {
         }
     }
 
-    /** Sends {@code SIGKILL} to the command and every descendant seen. */
-    synchronized void kill() {
-        remember();
-        process.destroyForcibly();
-        for (ProcessHandle d : descendants.values()) {
-            d.destroyForcibly();
+    // ------------------------------------------------------------------ feeding the watchdog
+
+    private void feed() {
+        try {
+            while (watchdog.isAlive()) {
+                feedOnce();
+                synchronized (this) {
+                    if (!sendNow) {
+                        TimeUnit.NANOSECONDS.timedWait(this, pollNanos);
+                    }
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // nobody interrupts this thread; end it if someone does
+        } catch (IOException | RuntimeException e) {
+            // the watchdog is gone (it exits only with the command) or the pipe broke: it then acts as if this JVM died
+            if (watchdog.isAlive()) {
+                System.err.println("dlock: lost touch with the watchdog of '" + label + "': " + e);
+            }
+        } finally {
+            try {
+                watchdog.waitFor();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            closeQuietly(beats); // after the watchdog: closing it earlier would read as this JVM's death
+            deleteQuietly(dir);
         }
     }
 
-    private synchronized boolean anyDescendantAlive() {
-        return descendants.values().stream().anyMatch(ProcessHandle::isAlive);
+    /** Reads the lease and tells the watchdog if its deadlines moved. Only the feeder (and start) call it. */
+    private void feedOnce() throws IOException {
+        long now = System.nanoTime(); // before the lease: now + remaining never passes the real end
+        Duration left = remaining.get();
+        String line = null;
+        synchronized (this) {
+            sendNow = false;
+            deadlines.observe(now, left);
+            long term = deadlines.termAt();
+            long kill = deadlines.killAt();
+            if (!sentAny || term != sentTerm || kill != sentKill || deadlines.stopping() != sentStop) {
+                sentTerm = term;
+                sentKill = kill;
+                sentStop = deadlines.stopping();
+                sentAny = true;
+                long sentAt = System.nanoTime();
+                line = "b " + millisUntil(term, sentAt) + " " + millisUntil(kill, sentAt) + "\n";
+            }
+        }
+        if (line != null) {
+            ByteBuffer buf = ByteBuffer.wrap(line.getBytes(StandardCharsets.US_ASCII));
+            while (buf.hasRemaining()) {
+                beats.write(buf); // a few bytes into a pipe the watchdog drains: never blocks for long
+            }
+        }
     }
 
-    private synchronized void remember() {
-        process.descendants().forEach(d -> descendants.putIfAbsent(d.pid(), d));
+    /** The grace period in milliseconds, capped at a century (the watchdog's shell counts in 64-bit integers). */
+    private static long graceMillis(Duration grace) {
+        Duration century = Duration.ofDays(36_525);
+        return (grace.compareTo(century) > 0 ? century : grace).toMillis();
+    }
+
+    /** Whole milliseconds from {@code now} to {@code at}, rounded down (a deadline a little early is safe), at least 0. */
+    private static long millisUntil(long at, long now) {
+        return Math.max(0, TimeUnit.NANOSECONDS.toMillis(at - now));
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private static String loadScript() {
+        try (InputStream in = Child.class.getResourceAsStream("watchdog.sh")) {
+            if (in == null) {
+                throw new IllegalStateException("watchdog.sh is missing from dlock's jar");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read watchdog.sh from dlock's jar", e);
+        }
+    }
+
+    private static void closeQuietly(FileChannel c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (IOException e) {
+                // nothing to do: the process ends soon, and with it the descriptor
+            }
+        }
+    }
+
+    /** Deletes the private directory (the watchdog removes it itself when it exits normally). */
+    private static void deleteQuietly(Path dir) {
+        if (dir == null) {
+            return;
+        }
+        try {
+            Files.deleteIfExists(dir.resolve("beats"));
+            Files.deleteIfExists(dir);
+        } catch (IOException e) {
+            // a leftover empty directory or pipe in the temporary directory: harmless
+        }
     }
 }

@@ -14,6 +14,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.function.Supplier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -27,8 +28,11 @@ import picocli.CommandLine.Parameters;
             "  DLOCK_LOCK_NAME      the election's name (the name of the lock behind it)",
             "  DLOCK_TERM           the term: this leadership's fencing token, higher for each new leader",
             "  DLOCK_FENCING_TOKEN  the same number",
-            "If the leadership is lost, CMD and its child processes get SIGTERM at once and SIGKILL after --grace, "
-                    + "and dlock contends again; when elected again it starts CMD again, with the new term.",
+            "CMD runs in a process group of its own under a watchdog outside this JVM. If the leadership is lost, "
+                    + "CMD's process group gets SIGTERM at once and SIGKILL after --grace (or when the term's "
+                    + "validity ends, if sooner), and dlock contends again; when elected again it starts CMD again, "
+                    + "with the new term. If dlock itself is killed or freezes, the watchdog stops CMD before the "
+                    + "term's validity ends.",
             "When CMD exits by itself while leading, dlock leaves the election (another candidate takes over) and "
                     + "exits with CMD's status. On SIGTERM or SIGINT it stops CMD and leaves the election.",
             ""},
@@ -48,7 +52,8 @@ final class ElectCommand implements Callable<Integer> {
     private Duration lease;
 
     @Option(names = {"-g", "--grace"}, paramLabel = "DURATION", defaultValue = "10s", converter = Durations.class,
-            description = "How long CMD gets to exit after SIGTERM before SIGKILL (default: ${DEFAULT-VALUE}).")
+            description = "How long CMD gets to exit after SIGTERM before SIGKILL, cut short by the end of the "
+                    + "term's validity (default: ${DEFAULT-VALUE}).")
     private Duration grace;
 
     @Parameters(arity = "1..*", paramLabel = "CMD", description = "The command and its arguments (put -- before it).")
@@ -104,19 +109,28 @@ final class ElectCommand implements Callable<Integer> {
                         continue; // already lost again; its Revoked follows
                     }
                     term = e.term();
+                    long leading = term;
+                    // the watchdog of this run of CMD reads the validity of this term only
+                    Supplier<Duration> remaining = () -> {
+                        OptionalLong before = election.term();
+                        Duration left = election.remaining();
+                        return before.equals(OptionalLong.of(leading)) && election.term().equals(before)
+                                ? left : Duration.ZERO;
+                    };
                     Child c = Child.start(command, Map.of(
                             "DLOCK_LOCK_NAME", name,
                             "DLOCK_TERM", Long.toString(term),
-                            "DLOCK_FENCING_TOKEN", Long.toString(term)));
+                            "DLOCK_FENCING_TOKEN", Long.toString(term)),
+                            remaining, options.renewInterval(), grace);
                     running = c;
                     c.onExit().thenRun(() -> events.add(new Exited(c)));
                     err.println("dlock: elected leader of '" + name + "' (term " + term + "); started '" + c.label()
-                            + "' (pid " + c.pid() + ")");
+                            + "'");
                 } else if (event instanceof Revoked r) {
                     Child c = running;
                     running = null;
                     if (c != null) {
-                        int status = c.stop(grace);
+                        int status = c.stop();
                         err.println("dlock: leadership of '" + name + "' (term " + term + ") ended (" + r.reason()
                                 + "); stopped '" + c.label() + "' (it exited with " + status + ")");
                     }
@@ -149,7 +163,7 @@ final class ElectCommand implements Callable<Integer> {
             stopping = true;
             Child c = running;
             if (c != null && c.isAlive()) {
-                c.stop(grace);
+                c.stop();
             }
             LeaderElection e = election;
             if (e != null) {

@@ -27,10 +27,12 @@ import picocli.CommandLine.Parameters;
             "  DLOCK_FENCING_TOKEN  this grant's fencing token",
             "Pass the token with every write to the resource the lock protects, and have the resource refuse a "
                     + "token lower than the highest it has seen.",
-            "The lease is renewed while CMD runs and released when it exits. If the lease is lost (the backend "
-                    + "cannot be reached for a lease time, say), CMD and its child processes get SIGTERM at once, "
-                    + "and SIGKILL after --grace; dlock then exits with 4. On SIGTERM or SIGINT, dlock stops CMD "
-                    + "the same way and releases the lock.",
+            "The lease is renewed while CMD runs and released when it exits. CMD runs in a process group of its "
+                    + "own under a watchdog outside this JVM. If the lease is lost (the backend cannot be reached "
+                    + "for a lease time, say), CMD's process group gets SIGTERM at once, and SIGKILL after --grace "
+                    + "or when the lease's validity ends, whichever is first; dlock then exits with 4. If dlock "
+                    + "itself is killed, the watchdog stops CMD at once; if dlock freezes, before the lease's "
+                    + "validity ends. On SIGTERM or SIGINT, dlock stops CMD the same way and releases the lock.",
             ""},
         footer = {"", "Example:",
             "  dlock exec --uri redis://127.0.0.1:6379 --name nightly-report \\",
@@ -54,7 +56,8 @@ final class ExecCommand implements Callable<Integer> {
     private Duration lease;
 
     @Option(names = {"-g", "--grace"}, paramLabel = "DURATION", defaultValue = "10s", converter = Durations.class,
-            description = "How long CMD gets to exit after SIGTERM before SIGKILL (default: ${DEFAULT-VALUE}).")
+            description = "How long CMD gets to exit after SIGTERM before SIGKILL, cut short by the end of the "
+                    + "lease's validity (default: ${DEFAULT-VALUE}).")
     private Duration grace;
 
     @Parameters(arity = "1..*", paramLabel = "CMD", description = "The command and its arguments (put -- before it).")
@@ -96,7 +99,8 @@ final class ExecCommand implements Callable<Integer> {
             AtomicReference<LockLostException> lost = new AtomicReference<>();
             Child c = Child.start(command, Map.of(
                     "DLOCK_LOCK_NAME", name,
-                    "DLOCK_FENCING_TOKEN", Long.toString(lease.fencingToken())));
+                    "DLOCK_FENCING_TOKEN", Long.toString(lease.fencingToken())),
+                    lease::remaining, options.renewInterval(), grace);
             child = c;
             lease.onLost(e -> {
                 lost.compareAndSet(null, e);
@@ -109,7 +113,7 @@ final class ExecCommand implements Callable<Integer> {
             }
             if (lost.get() != null) {
                 LockLostException e = lost.get();
-                int status = c.stop(grace);
+                int status = c.stop();
                 err.println("dlock: lease on lock '" + name + "' (token " + e.fencingToken() + ") lost (" + e.reason()
                         + "); stopped '" + c.label() + "' (it exited with " + status + ")");
                 return ExitCodes.LEASE_LOST;
@@ -131,7 +135,7 @@ final class ExecCommand implements Callable<Integer> {
         synchronized (cleanupLock) {
             Child c = child;
             if (c != null && c.isAlive()) {
-                c.stop(grace);
+                c.stop();
             }
             Lease l = held;
             boolean lost = l != null && !l.isValid();

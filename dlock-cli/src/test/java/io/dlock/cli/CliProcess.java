@@ -38,6 +38,19 @@ final class CliProcess implements AutoCloseable {
      * @return the running command
      */
     static CliProcess start(Path dir, Map<String, String> env, String... args) {
+        return start(dir, null, env, args);
+    }
+
+    /**
+     * Starts {@code dlock ARGS...} with its standard input read from a file.
+     *
+     * @param dir where the output files go (and the working directory)
+     * @param input the file standard input reads, or null for {@code /dev/null}
+     * @param env extra environment variables; a null value removes the variable
+     * @param args the arguments
+     * @return the running command
+     */
+    static CliProcess start(Path dir, Path input, Map<String, String> env, String... args) {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         List<String> cmd = new ArrayList<>(List.of(java, "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m",
@@ -48,7 +61,8 @@ final class CliProcess implements AutoCloseable {
             Path err = Files.createTempFile(dir, "stderr-", ".txt");
             ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile())
                     .redirectOutput(out.toFile()).redirectError(err.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+                    .redirectInput(ProcessBuilder.Redirect.from(
+                            input == null ? new java.io.File("/dev/null") : input.toFile()));
             pb.environment().remove("DLOCK_URI");
             env.forEach((k, v) -> {
                 if (v == null) {
@@ -112,6 +126,27 @@ final class CliProcess implements AutoCloseable {
     /** @return both outputs, for failure messages */
     String describe() {
         return "dlock " + args + "\n--- stdout:\n" + stdout() + "--- stderr:\n" + stderr();
+    }
+
+    /**
+     * Sends a signal to the dlock process alone (not to its children), as {@code kill -NAME PID}.
+     *
+     * @param name the signal's name: {@code KILL}, {@code STOP}, {@code CONT}...
+     */
+    void signal(String name) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid()))
+                    .redirectErrorStream(true).start();
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                throw new AssertionError("kill -" + name + " " + process.pid() + " failed: "
+                        + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
     }
 
     /** Kills the process and every descendant with SIGKILL, like a machine that dies. */
