@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * The SPI rules (B1-B3): promises of {@link LockBackend} that the core's own behaviour hides from
+ * The SPI rules (B2, B3, and S5's second half): promises of {@link LockBackend} that the core's own behaviour hides from
  * the rules that go through {@link io.dlock.LockClient}. The core keeps one thread per lock and
  * client on the server and renews only leases it believes valid, so a backend that keys grants by
  * connection, or whose renew ignores the owner, can pass every client-level rule while breaking
@@ -147,42 +147,43 @@ public abstract class BackendRules extends ElectionRules {
     }
 
     /**
-     * B1: one backend connection serves many owners: a grant belongs to its owner id, not to the
-     * connection or session that asked for it, so a second owner on the same connection is refused
-     * while the first holds, and is granted once the first released.
+     * The SPI half of S5: one backend connection serves many owners. A grant belongs to its owner
+     * id, not to the connection or session that asked for it, so a second owner on the same
+     * connection is refused while the first holds, and is granted once the first released. The
+     * core never lets two threads of one client ask the server for one lock at once, so only a
+     * direct call can show a backend that keys grants by connection.
      *
      * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
      */
-    @Test
-    public void B1_grantsBelongToOwnersNotConnections() throws Exception {
+    protected final void ownersOnOneConnectionExcludeEachOther() throws Exception {
         LockBackend a = backend();
         LockBackend b = backend();
-        String name = name(Rule.B1);
-        Held first = grantNow(Rule.B1, a, name, owner());
-        assertTrue(first.fencingToken() > 0, Rule.B1.failure("a grant's token must be positive, was " + first.fencingToken()));
+        String name = name(Rule.S5);
+        Held first = grantNow(Rule.S5, a, name, owner());
+        assertTrue(first.fencingToken() > 0, Rule.S5.failure("a grant's token must be positive, was " + first.fencingToken()));
         AcquireAttempt second = a.newAttempt(new AcquireRequest(name, owner(), lease()));
         AttemptResult r = second.tryOnce();
         if (r.granted()) {
-            fail(Rule.B1.failure("a second owner on the same backend connection was granted a lock the first owner holds "
+            fail(Rule.S5.failure("a second owner on the same backend connection was granted a lock the first owner holds "
                     + "(token " + first.fencingToken() + " then " + r.fencingToken() + "): grants are keyed by connection "
                     + "or session instead of by owner id"));
         }
-        assertTrue(busyFor(b, name), Rule.B1.failure("another connection was granted a held lock"));
-        checkHolder(Rule.B1, b, name, first);
+        assertTrue(busyFor(b, name), Rule.S5.failure("another connection was granted a held lock"));
+        checkHolder(Rule.S5, b, name, first);
         // a waiting attempt of the same connection that gives up leaves the first owner's grant alone
         second.abandon();
         second.abandon(); // idempotent
-        assertTrue(busyFor(b, name), Rule.B1.failure("abandoning a busy attempt freed the lock another owner of the "
+        assertTrue(busyFor(b, name), Rule.S5.failure("abandoning a busy attempt freed the lock another owner of the "
                 + "same connection holds"));
-        assertTrue(a.release(first), Rule.B1.failure("release of a held grant answered false"));
+        assertTrue(a.release(first), Rule.S5.failure("release of a held grant answered false"));
         Held next = grant(a, name, owner(), lease().plus(opTimeout())).orElseThrow(() -> new AssertionError(
-                Rule.B1.failure("after the first owner released, another owner of the same connection was not granted")));
+                Rule.S5.failure("after the first owner released, another owner of the same connection was not granted")));
         if (a.capabilities().contains(Capability.FENCING)) {
-            assertTrue(next.fencingToken() > first.fencingToken(), Rule.B1.failure("token " + next.fencingToken()
+            assertTrue(next.fencingToken() > first.fencingToken(), Rule.S5.failure("token " + next.fencingToken()
                     + " after token " + first.fencingToken()));
         }
-        assertTrue(busyFor(b, name), Rule.B1.failure("the second owner's grant is not seen by another connection"));
-        assertTrue(a.release(next), Rule.B1.failure("release of a held grant answered false"));
+        assertTrue(busyFor(b, name), Rule.S5.failure("the second owner's grant is not seen by another connection"));
+        assertTrue(a.release(next), Rule.S5.failure("release of a held grant answered false"));
     }
 
     /**

@@ -333,7 +333,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
     }
 
     /**
-     * S5: threads that share one client exclude each other.
+     * S5: threads that share one client exclude each other, and so do owners that share one
+     * backend connection.
      *
      * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
      */
@@ -341,6 +342,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
     public void S5_threadsSharingOneClientExcludeEachOther() throws Exception {
         HoldLog log = contend(Rule.S5, List.of(client()), 8, 6);
         System.out.println("[dlock-tck] S5: " + log.holds().size() + " proven holds by 8 threads of one client, no overlap");
+        ownersOnOneConnectionExcludeEachOther();
     }
 
     /**

@@ -22,7 +22,7 @@ public enum Rule {
             "AcquireAttempt.abandon() must remove queue entries and undo a grant whose answer was lost; a grant arriving after cancellation must be released"),
     /** S5: threads sharing one client exclude each other. */
     S5("threads sharing one client exclude each other",
-            "each acquisition needs its own owner id and its own server-side entry; never key the lock by client or session alone"),
+            "each acquisition needs its own owner id and its own server-side entry; never key the lock by client, connection or session alone"),
     /** S6: lock names map injectively. */
     S6("lock names map injectively",
             "the encoding of names into keys or paths must be reversible: escape every separator and escape character, and never truncate or case-fold"),
@@ -83,9 +83,6 @@ public enum Rule {
     /** N2: after faults stop, the lock is granted again. */
     N2("after faults stop, the lock is granted again within two lease times",
             "nothing may keep a lock once its client gave up on it: abandon() must delete late-applied creates and queue entries, and no session or lease may keep renewing a key its acquisition abandoned"),
-    /** B1: grants belong to owners, not connections. */
-    B1("grants belong to owners, not connections",
-            "the server-side entry must name the request's owner id; never treat a request from the same connection or session as the holder"),
     /** B2: renew is owner-checked, per lease, in order. */
     B2("renew is owner-checked, per lease, in order",
             "renew must compare the owner id (and token) on the server for each lease, answer false (not throw) for a lease not held, never re-create a missing entry, and return results in the order of its argument"),

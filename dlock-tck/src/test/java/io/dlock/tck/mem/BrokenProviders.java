@@ -564,8 +564,22 @@ public final class BrokenProviders implements LockProvider {
                         return r;
                     }
                 });
+        add("check-then-set", "the acquire reads the lock, and writes its grant in a second request if it was free: "
+                + "two contenders can both find it free", rules(Rule.S1, Rule.S2, Rule.E1),
+                c -> granting(c, Set.of(), (server, r, lease) -> {
+                    if (server.holder(r.name()).isPresent()) {
+                        return server.tryAcquire(r.name(), r.ownerId(), lease); // busy: answered as usual
+                    }
+                    try {
+                        Thread.sleep(5); // the second request's round trip
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    server.forceRelease(r.name()); // "it was free": write over whatever is there now
+                    return server.tryAcquire(r.name(), r.ownerId(), lease);
+                }));
         add("keyed-by-connection", "a request from the connection that holds a lock is granted it again",
-                rules(Rule.B1),
+                rules(Rule.S5),
                 c -> {
                     Set<String> mine = ConcurrentHashMap.newKeySet();
                     return new Forwarding(c.real()) {
@@ -636,7 +650,7 @@ public final class BrokenProviders implements LockProvider {
                         };
                     }
                 });
-        add("abandon-unconditional", "abandon() deletes the lock whoever holds it", rules(Rule.S3, Rule.S4, Rule.S7, Rule.S10, Rule.L3, Rule.L4, Rule.V2, Rule.N1, Rule.B1, Rule.B2, Rule.B3),
+        add("abandon-unconditional", "abandon() deletes the lock whoever holds it", rules(Rule.S3, Rule.S4, Rule.S5, Rule.S7, Rule.S10, Rule.L3, Rule.L4, Rule.V2, Rule.N1, Rule.B2, Rule.B3),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public AcquireAttempt newAttempt(AcquireRequest request) {
@@ -763,6 +777,25 @@ public final class BrokenProviders implements LockProvider {
                 c -> polling(c, true));
         add("poll-unfair", "waiters poll and a client that releases and asks again at once always wins",
                 rules(Rule.L8), c -> polling(c, false));
+        add("claims-fair", "declares FAIR, but a waiter backs off longer the longer it has waited, so the newest "
+                + "waiter wins", rules(Rule.L5, Rule.L8),
+                c -> new Granting(c, Set.of(Capability.FAIR), (server, r, lease) -> server.tryAcquire(r.name(),
+                        r.ownerId(), lease)) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        AcquireAttempt grants = super.newAttempt(request);
+                        long arrived = System.nanoTime();
+                        return new ForwardingAttempt(grants) {
+                            @Override
+                            public void awaitTurn(Duration maxWait) throws InterruptedException {
+                                super.awaitTurn(maxWait);
+                                long waited = System.nanoTime() - arrived;
+                                Thread.sleep(Math.min(Math.min(200, maxWait.toMillis()), waited / 4_000_000));
+                            }
+                        };
+                    }
+                });
+
         // ---- names
         add("names-case-folded", "lock names are lower-cased on the server", rules(Rule.S6),
                 c -> renaming(c, n -> n.toLowerCase(Locale.ROOT)));
