@@ -145,6 +145,29 @@ class RedisFaultTest {
     }
 
     @Test
+    void anUndoThatFailsTooIsRetriedInTheBackground() throws Exception {
+        LockBackend backend = openBackend(server.uri(), Duration.ofMillis(500));
+        try (Jedis jedis = TestSupport.jedis(server)) {
+            assertTrue(backend.newAttempt(request("warm", Duration.ofSeconds(30))).tryOnce().granted());
+            AcquireRequest r = request("lost-undo", Duration.ofSeconds(30));
+            AcquireAttempt attempt = backend.newAttempt(r);
+            server.pause();
+            try {
+                assertThrowsWithin(LockBackendException.class, FAIL_BOUND, attempt::tryOnce);
+                attempt.abandon(); // fails too: the server answers nothing
+            } finally {
+                server.resume();
+            }
+            // the stopped server ran the acquire on resume; the undo is retried until it is answered.
+            // Generous for a loaded machine, and far below the 30 s lease that would end it otherwise
+            await("the grant nobody received was undone in the background", Duration.ofSeconds(10),
+                    () -> !jedis.exists("dlock:lock:lost-undo"));
+        } finally {
+            backend.close();
+        }
+    }
+
+    @Test
     void waitersAreWokenWhenThePubSubConnectionBreaksAndNotificationsResumeAfterARestart() throws Exception {
         LockBackend holder = openBackend(server.uri(), OP_TIMEOUT);
         LockBackend waiter = openBackend(server.uri(), OP_TIMEOUT);

@@ -21,6 +21,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLSocketFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
@@ -36,6 +38,8 @@ import redis.clients.jedis.JedisClientConfig;
  */
 public final class RedisLockBackend implements LockBackend {
 
+    private static final Logger LOG = LoggerFactory.getLogger(RedisLockBackend.class);
+
     private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(
             EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY));
 
@@ -50,6 +54,7 @@ public final class RedisLockBackend implements LockBackend {
     private final ReleaseSubscriber subscriber;
     private final long timeoutNanos;
     private final long abandonNanos;
+    private final BackgroundAbandon backgroundAbandon;
 
     private RedisLockBackend(BackendContext context, RedisSettings settings, SSLSocketFactory sslSocketFactory) {
         this.settings = settings;
@@ -64,6 +69,7 @@ public final class RedisLockBackend implements LockBackend {
             JedisClientConfig config = clientConfig(settings, millis);
             return new RedisConnections.Setup(config, new RedisSocketFactory(address, config, settings.tls, sslSocketFactory));
         }, context.operationTimeout());
+        this.backgroundAbandon = new BackgroundAbandon(context.threadFactory(), this::tryAbandon);
         this.subscriber = new ReleaseSubscriber(settings, clientConfig,
                 new RedisSocketFactory(address, clientConfig, settings.tls, sslSocketFactory), context.threadFactory(),
                 keys.control(HexFormat.of().formatHex(randomBytes())),
@@ -157,11 +163,28 @@ public final class RedisLockBackend implements LockBackend {
         return reply instanceof List<?> list && !list.isEmpty() && Long.valueOf(1L).equals(list.get(0));
     }
 
-    /** Deletes the key if this attempt's owner holds it: undoes a grant whose answer was lost. */
+    /**
+     * Deletes the key if this attempt's owner holds it: undoes a grant whose answer was lost.
+     * Tries once, briefly; if that fails, keeps trying in the background ({@link BackgroundAbandon}).
+     * Never throws.
+     */
     void abandon(AcquireRequest request) {
+        if (!tryAbandon(request)) {
+            backgroundAbandon.add(request);
+        }
+    }
+
+    /** @return true if the server answered the owner-checked delete, false if the call failed */
+    private boolean tryAbandon(AcquireRequest request) {
         String name = request.name();
-        connections.eval(Script.ABANDON, List.of(keys.lock(name)), List.of(request.ownerId(), keys.released(name)),
-                "clean-up after a failed acquire", name, abandonNanos);
+        try {
+            connections.eval(Script.ABANDON, List.of(keys.lock(name)), List.of(request.ownerId(), keys.released(name)),
+                    "clean-up after a failed acquire", name, abandonNanos);
+            return true;
+        } catch (LockBackendException e) {
+            LOG.debug("dlock: could not undo a possible grant of lock '{}' yet", name, e);
+            return false;
+        }
     }
 
     /**
@@ -300,6 +323,7 @@ public final class RedisLockBackend implements LockBackend {
     @Override
     public void close() {
         try {
+            backgroundAbandon.close();
             subscriber.close();
         } finally {
             connections.close();
