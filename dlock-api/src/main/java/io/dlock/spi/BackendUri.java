@@ -2,6 +2,8 @@ package io.dlock.spi;
 
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -330,6 +332,39 @@ public final class BackendUri {
      */
     public Optional<String> param(String name) {
         return Optional.ofNullable(params.get(name));
+    }
+
+    /**
+     * Reads a query parameter that is a duration: an ISO-8601 duration such as {@code PT10S}
+     * (upper or lower case), or a whole number of milliseconds such as {@code 2500}. Negative
+     * durations are rejected; whether zero or a large value is allowed is the backend's to check.
+     *
+     * @param name the parameter
+     * @return its value, if present
+     * @throws IllegalArgumentException naming the parameter, with this URI redacted, if the value
+     *     is not a duration or is negative
+     */
+    public Optional<Duration> durationParam(String name) {
+        String raw = params.get(name);
+        if (raw == null) {
+            return Optional.empty();
+        }
+        String value = raw.trim();
+        Duration d = null;
+        try {
+            if (!value.isEmpty() && value.length() <= 18 && value.chars().allMatch(c -> c >= '0' && c <= '9')) {
+                d = Duration.ofMillis(Long.parseLong(value));
+            } else if (!value.isEmpty()) {
+                d = Duration.parse(value.toUpperCase(Locale.ROOT));
+            }
+        } catch (DateTimeParseException | ArithmeticException | NumberFormatException e) {
+            d = null;
+        }
+        if (d == null || d.isNegative()) {
+            throw new IllegalArgumentException("uri parameter " + name + " must be an ISO-8601 duration such as PT10S "
+                    + "or a number of milliseconds, was '" + raw + "': '" + redacted + "'");
+        }
+        return Optional.of(d);
     }
 
     /** @return the URI with secrets redacted */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -235,5 +236,23 @@ class BackendUriTest {
         assertEquals("NOPERM User *** has no permissions; pw ***, token ***, region eu", scrubbed);
         assertEquals(null, u.scrub(null));
         assertEquals("no secrets here", BackendUri.parse("redis://h").scrub("no secrets here"));
+    }
+
+    @Test
+    void durationParametersAreIsoOrMillisecondsAndNeverNegative() {
+        BackendUri u = BackendUri.parse("redis://:Pw-s3cret@h?a=PT30S&b=2500&c=pt1m&d=0&e=PT0S");
+        assertEquals(Optional.of(Duration.ofSeconds(30)), u.durationParam("a"));
+        assertEquals(Optional.of(Duration.ofMillis(2500)), u.durationParam("b"));
+        assertEquals(Optional.of(Duration.ofMinutes(1)), u.durationParam("c"));
+        assertEquals(Optional.of(Duration.ZERO), u.durationParam("d"));
+        assertEquals(Optional.of(Duration.ZERO), u.durationParam("e"));
+        assertEquals(Optional.empty(), u.durationParam("missing"));
+        for (String bad : new String[] {"10s", "-PT1S", "-5", "", "PT", "1.5", "99999999999999999999"}) {
+            BackendUri b = BackendUri.parse("redis://:Pw-s3cret@h?lockDelay=" + bad);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> b.durationParam("lockDelay"),
+                    bad);
+            assertTrue(e.getMessage().contains("lockDelay"), e.getMessage());
+            assertFalse(e.getMessage().contains("Pw-s3cret"), e.getMessage());
+        }
     }
 }

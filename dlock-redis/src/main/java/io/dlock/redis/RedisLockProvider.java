@@ -20,9 +20,10 @@ import javax.net.ssl.SSLSocketFactory;
  *         RedisLockProvider.withSslSocketFactory(sslContext.getSocketFactory()));
  * }</pre>
  *
- * <p>The backend declares {@link Capability#FENCING}, {@link Capability#NOTIFY_WAITERS} and
- * {@link Capability#HOLDER_QUERY}. Stateless and thread-safe. See the package documentation for
- * the URI, the keys it writes and its guarantees.
+ * <p>The backend declares {@link Capability#FENCING}, {@link Capability#NOTIFY_WAITERS},
+ * {@link Capability#HOLDER_QUERY} and, unless the URI sets {@code lockDelay=0},
+ * {@link Capability#SURVIVES_EMPTY_RESTART}. Stateless and thread-safe. See the package
+ * documentation for the URI, the keys it writes, the lock-delay and its guarantees.
  */
 public final class RedisLockProvider implements LockProvider {
 

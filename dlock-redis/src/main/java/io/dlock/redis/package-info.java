@@ -13,20 +13,40 @@
  * The port defaults to 6379 and the database to 0. Parameters: {@code prefix} (of every key and
  * channel, default {@code dlock:}), {@code poolSize} (command connections, default 16),
  * {@code waitReplicas} (default 0: after a grant or renewal, wait with {@code WAIT} until that many
- * replicas have it, and fail the call if they do not within the operation timeout). Unknown
+ * replicas have it, and fail the call if they do not within the operation timeout),
+ * {@code lockDelay} (an ISO-8601 duration such as {@code PT30S} or milliseconds; default 30 s, or
+ * the client's default lease time if that is longer; {@code 0} turns it off: see below). Unknown
  * parameters are rejected. Encode special characters of the password with {@code %XX}.
  *
  * <p>What the backend keeps in Redis, for a prefix {@code P}: one string key {@code P lock:NAME}
  * per held lock, whose value is {@code OWNER:TOKEN} and whose expiry is the lease; one counter
- * {@code P fence} shared by every lock name, the source of fencing tokens; release notices on the
- * channel {@code P released:NAME}. Nothing is kept for a released lock.
+ * {@code P fence} shared by every lock name, the source of fencing tokens; the lock-delay marker
+ * {@code P epoch} (which server process wrote it and when); release notices on the channel
+ * {@code P released:NAME}. Nothing is kept for a released lock.
  *
- * <p>Guarantees: {@link io.dlock.Capability#FENCING}, {@link io.dlock.Capability#NOTIFY_WAITERS}
- * and {@link io.dlock.Capability#HOLDER_QUERY}, on one Redis server. Replication to replicas is
- * asynchronous, so a failover can lose a grant and its token: the backend does not declare
+ * <p>The lock-delay ({@link io.dlock.Capability#SURVIVES_EMPTY_RESTART}): a Redis without
+ * persistence that restarts has lost every lock while their holders' leases are still valid. So
+ * when the marker is missing, was written by another server process (a restart, also from an old
+ * snapshot, or a failover to a replica) or lies in the future, the acquire script writes it anew
+ * and grants nothing for one lock-delay; no lease may be longer than the lock-delay (it is
+ * {@link io.dlock.spi.LockBackend#maximumLeaseTime()}), so every lease from before has ended by
+ * then, and old holders learn {@code SUPERSEDED} at their next renewal. Every client of one server
+ * and prefix must use a lock-delay at least as long as the longest lease any of them takes. The
+ * first acquire on a fresh server waits one lock-delay too (nothing tells a first start from a
+ * restart that lost the data), and the backend logs one WARN per lock-delay. A Redis user that may
+ * not run {@code INFO} still gets locks, but then only a missing marker starts a lock-delay.
+ * {@code lockDelay=0} turns it off (and leases are unbounded, as before).
+ *
+ * <p>Guarantees: {@link io.dlock.Capability#FENCING}, {@link io.dlock.Capability#NOTIFY_WAITERS},
+ * {@link io.dlock.Capability#HOLDER_QUERY} and, with the lock-delay on,
+ * {@link io.dlock.Capability#SURVIVES_EMPTY_RESTART}, on one Redis server. Replication to replicas
+ * is asynchronous, so a failover can lose a grant and its token: the backend does not declare
  * {@link io.dlock.Capability#SURVIVES_SERVER_FAILOVER}. {@code waitReplicas} narrows that window
  * (a grant is only reported once that many replicas have it) but does not close it: Redis
  * failover may still promote a replica that missed a write (see {@code docs/REDIS-FAILOVER.md}).
+ * The lock-delay holds grants off on a promoted replica for one lock-delay, which keeps exclusion
+ * when the old primary stopped before the promotion, but not in a split brain, where an old
+ * primary still reachable by some clients keeps renewing their leases.
  * Tokens still increase after a restart that lost data or a failover to a replica whose counter is
  * behind, as long as the new server's clock is not behind: every grant first raises the counter to
  * the server's time in microseconds, and a counter that grows by one per grant stays below that

@@ -59,6 +59,7 @@ class RedisBackendTest {
     @BeforeEach
     void flush() {
         jedis.flushAll();
+        server.markLockDelayPassed(0, RedisServer.DEFAULT_PREFIX); // the flush took the lock-delay marker too
     }
 
     @AfterEach
@@ -77,12 +78,28 @@ class RedisBackendTest {
     }
 
     @Test
-    void declaresFencingNotifyAndHolderButNotFairnessOrFailover() {
+    void declaresFencingNotifyHolderAndEmptyRestartButNotFairnessOrFailover() {
         LockBackend b = backend();
-        assertEquals(java.util.EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY),
-                b.capabilities());
+        assertEquals(java.util.EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY,
+                Capability.SURVIVES_EMPTY_RESTART), b.capabilities());
         assertEquals(Duration.ofMillis(10), b.minimumLeaseTime());
+        assertEquals(Duration.ofSeconds(30), b.maximumLeaseTime(), "the default lock-delay bounds leases");
         assertTrue(b.toString().contains(server.uri()), b.toString());
+    }
+
+    @Test
+    void anUncontendedAcquireAndReleaseAreTwoScriptCallsWithTheLockDelayChecked() {
+        LockBackend a = backend();
+        assertTrue(a.capabilities().contains(Capability.SURVIVES_EMPTY_RESTART));
+        AcquireRequest warm = request("two-calls-warm", LONG_LEASE); // the scripts are cached after this
+        assertTrue(a.release(held(warm, a.newAttempt(warm).tryOnce())));
+        long before = scriptCalls(jedis);
+        AcquireRequest r = request("two-calls", LONG_LEASE);
+        AttemptResult g = a.newAttempt(r).tryOnce();
+        assertTrue(g.granted());
+        assertTrue(a.release(held(r, g)));
+        // the lock-delay marker is checked inside the acquire script: no request of its own
+        assertEquals(2, scriptCalls(jedis) - before);
     }
 
     @Test
@@ -219,9 +236,10 @@ class RedisBackendTest {
             assertTrue(g.granted());
             assertTrue(a.release(held(r, g)));
         }
-        // only the one shared counter remains
-        assertEquals(1, jedis.dbSize(), "keys: " + jedis.keys("*"));
+        // only the one shared counter and the lock-delay marker remain
+        assertEquals(2, jedis.dbSize(), "keys: " + jedis.keys("*"));
         assertTrue(jedis.exists("dlock:fence"));
+        assertTrue(jedis.exists("dlock:epoch"));
     }
 
     @Test
@@ -316,7 +334,7 @@ class RedisBackendTest {
     @Test
     void namesMapToDistinctKeys() {
         LockBackend a = backend();
-        List<String> names = Arrays.asList("x", "X", "x/y", "x:y", "lock:x", "fence", "..", "x ", "ünï©ødé", "😀",
+        List<String> names = Arrays.asList("x", "X", "x/y", "x:y", "lock:x", "fence", "epoch", "..", "x ", "ünï©ødé", "😀",
                 "x".repeat(512), "x".repeat(511));
         long last = 0;
         for (String name : names) {
@@ -325,12 +343,14 @@ class RedisBackendTest {
             assertTrue(g.fencingToken() > last);
             last = g.fencingToken();
         }
-        assertEquals(names.size() + 1, jedis.dbSize());
+        assertEquals(names.size() + 2, jedis.dbSize(), "the names, the counter and the lock-delay marker");
         assertTrue(jedis.exists("dlock:fence"), "the counter is not clobbered by a lock named fence");
+        assertTrue(jedis.exists("dlock:epoch"), "nor the lock-delay marker by a lock named epoch");
     }
 
     @Test
     void keyPrefixFromTheUri() {
+        server.markLockDelayPassed(0, "app1:");
         LockBackend a = openBackend(server.uri() + "?prefix=app1:", TIMEOUT);
         backends.add(a);
         AttemptResult g = a.newAttempt(request("p", LONG_LEASE)).tryOnce();
@@ -343,6 +363,7 @@ class RedisBackendTest {
 
     @Test
     void databaseFromTheUri() {
+        server.markLockDelayPassed(3, RedisServer.DEFAULT_PREFIX);
         LockBackend a = openBackend(server.uri() + "/3", TIMEOUT);
         backends.add(a);
         assertTrue(a.newAttempt(request("db", LONG_LEASE)).tryOnce().granted());

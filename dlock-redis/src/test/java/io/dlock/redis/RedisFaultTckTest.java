@@ -8,6 +8,6 @@ class RedisFaultTckTest extends FaultToleranceTck {
 
     @Override
     protected TckFixture createFixture() {
-        return new RedisFixture();
+        return new RedisFixture(RedisFixture.FAULT_LOCK_DELAY);
     }
 }

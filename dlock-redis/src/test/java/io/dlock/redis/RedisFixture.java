@@ -1,23 +1,75 @@
 package io.dlock.redis;
 
+import io.dlock.Lease;
+import io.dlock.LockClient;
+import io.dlock.LockClientConfig;
+import io.dlock.LockOptions;
 import io.dlock.tck.ProxiedFixture;
 import io.dlock.tck.ServerControl;
 import io.dlock.tck.TckFixture;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
 /**
  * The TCK fixture for Redis: one real {@code redis-server} on a free loopback port, clients that
  * can be frozen through a TCP proxy, and control of the server process.
+ *
+ * <p>The server runs without persistence, so a restart loses every lock (S11 runs). Its clients
+ * use a lock-delay ({@code lockDelay} in the URI) that covers the longest lease the suite takes,
+ * as a deployment must: the TCK's leases are 1 s, and the core suite also takes leases of ten
+ * lease times (S4, and the long leases of rules that must tell a release from an expiry). The
+ * fault suite takes only 1 s leases, and its randomized run expects grants to resume within two
+ * lease times and the operation timeout after a restart, so it uses a 2 s lock-delay. A fresh
+ * server refuses grants for one lock-delay (it cannot tell a first start from a restart that lost
+ * its data), so the fixture waits that out once, through the API, before the rules run.
  */
 public final class RedisFixture extends ProxiedFixture implements TckFixture {
 
-    private final RedisServer server;
+    /** The lock-delay for the core suite: ten of the TCK's 1 s leases. */
+    static final Duration CORE_LOCK_DELAY = Duration.ofSeconds(10);
+    /** The lock-delay for the fault suite: two of its 1 s leases. */
+    static final Duration FAULT_LOCK_DELAY = Duration.ofSeconds(2);
 
-    /** Starts a redis-server for this fixture. */
+    private final RedisServer server;
+    private final Duration lockDelay;
+
+    /** Starts a redis-server for the core suite. */
     public RedisFixture() {
+        this(CORE_LOCK_DELAY);
+    }
+
+    /**
+     * Starts a redis-server whose clients use the given lock-delay, and waits it out once.
+     *
+     * @param lockDelay the clients' {@code lockDelay}: at least the longest lease the suite takes
+     */
+    public RedisFixture(Duration lockDelay) {
+        this.lockDelay = lockDelay;
         this.server = RedisServer.start();
+        try {
+            waitOutTheFirstLockDelay();
+        } catch (RuntimeException | Error e) {
+            server.close();
+            throw e;
+        }
+    }
+
+    private void waitOutTheFirstLockDelay() {
+        LockOptions shortLease = LockOptions.builder().leaseTime(Duration.ofMillis(Math.min(1000, lockDelay.toMillis())))
+                .build();
+        // generous: one lock-delay, plus slack for a loaded machine
+        Duration patience = lockDelay.plusSeconds(20);
+        try (LockClient c = LockClient.open(clientConfig().build())) {
+            Lease lease = c.lock("tck-fixture-lock-delay", shortLease).tryAcquire(patience)
+                    .orElseThrow(() -> new IllegalStateException("a fresh redis-server granted no lock within "
+                            + patience + " with a lock-delay of " + lockDelay));
+            lease.release();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting out the first lock-delay", e);
+        }
     }
 
     @Override
@@ -33,7 +85,7 @@ public final class RedisFixture extends ProxiedFixture implements TckFixture {
     @Override
     protected String uri(List<InetSocketAddress> endpoints) {
         InetSocketAddress a = endpoints.get(0);
-        return "redis://" + a.getHostString() + ":" + a.getPort();
+        return "redis://" + a.getHostString() + ":" + a.getPort() + "?lockDelay=" + lockDelay;
     }
 
     @Override
@@ -63,6 +115,11 @@ public final class RedisFixture extends ProxiedFixture implements TckFixture {
             public void restart() {
                 server.restart();
             }
+
+            @Override
+            public boolean restartLosesLocks() {
+                return true; // the test server runs without persistence (--save '', --appendonly no)
+            }
         });
     }
 
@@ -73,6 +130,6 @@ public final class RedisFixture extends ProxiedFixture implements TckFixture {
 
     @Override
     public String toString() {
-        return "RedisFixture{" + server + "}";
+        return "RedisFixture{" + server + ", lockDelay " + lockDelay + "}";
     }
 }

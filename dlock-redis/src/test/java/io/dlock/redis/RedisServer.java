@@ -19,16 +19,41 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import javax.net.ssl.SSLSocketFactory;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
 
 /**
  * A real {@code redis-server} process on a free loopback port, for tests: no persistence
  * ({@code --save ''}, {@code --appendonly no}), so a kill and restart loses every key, as a
  * server without persistence would. Can pause (SIGSTOP), resume, kill (SIGKILL) and restart on the
  * same port.
+ *
+ * <p>dlock's lock-delay: a server without dlock's lock-delay marker refuses grants for one
+ * lock-delay (30 s by default), since it cannot tell a first start from a restart that lost its
+ * locks. A server this class has just started has granted nothing, so {@link #start()} marks it
+ * as past its lock-delay for the default prefix in database 0 ({@link #markLockDelayPassed}),
+ * as a deployment long in service would be; tests of other prefixes or databases mark those.
+ * {@link #restart()} never does: a restarted server must show the lock-delay.
+ * {@link #startUnmarked(List)} gives a server as just installed.
  */
 public final class RedisServer implements AutoCloseable {
 
     static final String HOST = "127.0.0.1";
+
+    /** dlock's default key prefix. */
+    static final String DEFAULT_PREFIX = "dlock:";
+
+    /**
+     * Writes the lock-delay marker of a prefix (KEYS[1] = PREFIX epoch) as this server process
+     * would have written it at the epoch with no lock-delay asked since: "RUNID 0 0", the format
+     * {@code Script.ACQUIRE} documents. Every lock-delay has then passed.
+     */
+    private static final String MARK_LOCK_DELAY_PASSED =
+            "local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')\n"
+            + "redis.call('SET', KEYS[1], run .. ' 0 0')\n"
+            + "return run";
 
     private static final long START_TIMEOUT_MILLIS = 15_000;
 
@@ -50,21 +75,77 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
-    /** @return a started server without authentication */
+    /** @return a started server without authentication, past dlock's lock-delay for the default prefix */
     public static RedisServer start() {
         return start(List.of());
     }
 
     /**
-     * Starts a server with extra {@code redis-server} options, e.g. {@code --requirepass pw}.
+     * Starts a server with extra {@code redis-server} options, e.g. {@code --requirepass pw}, past
+     * dlock's lock-delay for the default prefix in database 0 unless it is a replica
+     * ({@code --replicaof}: it takes its primary's data).
      *
      * @param extraArgs options appended to the command line
      * @return the started server
      */
     static RedisServer start(List<String> extraArgs) {
+        RedisServer server = startUnmarked(extraArgs);
+        if (!extraArgs.contains("--replicaof")) {
+            try {
+                server.markLockDelayPassed(0, DEFAULT_PREFIX);
+            } catch (RuntimeException e) {
+                server.close();
+                throw e;
+            }
+        }
+        return server;
+    }
+
+    /**
+     * Starts a server as just installed: no lock-delay marker, so the first acquire of a client
+     * with a lock-delay starts one.
+     *
+     * @param extraArgs options appended to the command line
+     * @return the started server
+     */
+    static RedisServer startUnmarked(List<String> extraArgs) {
         RedisServer server = new RedisServer(extraArgs, false);
         server.startOnFreePort();
         return server;
+    }
+
+    /**
+     * Marks this server process as past dlock's lock-delay for a prefix: only for a server the
+     * test knows has never granted a lock of that prefix (a lease from before could otherwise
+     * still be valid). Uses the {@code --requirepass} password of the command line, if any.
+     *
+     * @param database the database
+     * @param prefix the key prefix, e.g. {@code dlock:}
+     */
+    void markLockDelayPassed(int database, String prefix) {
+        markLockDelayPassed(database, prefix, DefaultJedisClientConfig.builder());
+    }
+
+    /**
+     * As {@link #markLockDelayPassed(int, String)}, over TLS.
+     *
+     * @param database the database
+     * @param prefix the key prefix
+     * @param sslSocketFactory trusts this server's certificate
+     */
+    void markLockDelayPassed(int database, String prefix, SSLSocketFactory sslSocketFactory) {
+        markLockDelayPassed(database, prefix, DefaultJedisClientConfig.builder().ssl(true)
+                .sslSocketFactory(sslSocketFactory));
+    }
+
+    private void markLockDelayPassed(int database, String prefix, DefaultJedisClientConfig.Builder config) {
+        int pw = extraArgs.indexOf("--requirepass");
+        if (pw >= 0) {
+            config.password(extraArgs.get(pw + 1));
+        }
+        try (Jedis jedis = new Jedis(new HostAndPort(HOST, port), config.database(database).build())) {
+            jedis.eval(MARK_LOCK_DELAY_PASSED, List.of(prefix + "epoch"), List.of());
+        }
     }
 
     /**

@@ -45,12 +45,57 @@ class RedisUriTest {
                 "REDIS://127.0.0.1:1"}) {
             LockBackend b = open(uri);
             try {
-                assertEquals(Set.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY),
-                        b.capabilities());
+                assertEquals(Set.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY,
+                        Capability.SURVIVES_EMPTY_RESTART), b.capabilities());
                 assertFalse(b.toString().contains(SECRET), b.toString());
             } finally {
                 b.close();
             }
+        }
+    }
+
+    @Test
+    void theLockDelayIsTheLongestLeaseAndZeroTurnsItOff() {
+        LockBackend b = open("redis://127.0.0.1:1");
+        try {
+            assertEquals(Duration.ofSeconds(30), b.maximumLeaseTime(), "default: the default lease time");
+        } finally {
+            b.close();
+        }
+        // a client whose default lease is longer gets a lock-delay that long, so that its defaults work
+        LockClientConfig longer = LockClientConfig.builder("redis://127.0.0.1:1")
+                .defaultLockOptions(io.dlock.LockOptions.builder().leaseTime(Duration.ofMinutes(2)).build()).build();
+        b = new RedisLockProvider().open(new BackendContext(longer, BackendUri.parse(longer.uri()), Thread::new,
+                TestSupport.NO_EVENTS));
+        try {
+            assertEquals(Duration.ofMinutes(2), b.maximumLeaseTime());
+        } finally {
+            b.close();
+        }
+        for (String[] c : new String[][] {{"lockDelay=PT45S", "PT45S"}, {"lockDelay=2500", "PT2.5S"},
+            {"lockDelay=pt10m", "PT10M"}, {"lockDelay=PT0.01S", "PT0.01S"}}) {
+            b = open("redis://127.0.0.1:1?" + c[0]);
+            try {
+                assertEquals(Duration.parse(c[1]), b.maximumLeaseTime(), c[0]);
+                assertTrue(b.capabilities().contains(Capability.SURVIVES_EMPTY_RESTART), c[0]);
+            } finally {
+                b.close();
+            }
+        }
+        for (String off : new String[] {"lockDelay=0", "lockDelay=PT0S"}) {
+            b = open("redis://127.0.0.1:1?" + off);
+            try {
+                assertEquals(Set.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY),
+                        b.capabilities(), off);
+                assertEquals(Duration.ofDays(365), b.maximumLeaseTime(), off);
+            } finally {
+                b.close();
+            }
+        }
+        try (LockClient c = LockClient.open(LockClientConfig.builder("redis://127.0.0.1:1?lockDelay=PT5S").build())) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.lock("x",
+                    io.dlock.LockOptions.builder().leaseTime(Duration.ofSeconds(6)).build()));
+            assertTrue(e.getMessage().contains("leaseTime"), e.getMessage());
         }
     }
 
@@ -68,6 +113,10 @@ class RedisUriTest {
         assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379?prefx=a", "prefx");
         assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379?waitReplicas=-1", "waitReplicas");
         assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379?waitReplicas=all", "waitReplicas");
+        assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379?lockDelay=30s", "lockDelay");
+        assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379?lockDelay=-PT1S", "lockDelay");
+        assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379?lockDelay=PT0.005S", "lockDelay");
+        assertRejected("redis://u:" + SECRET + "@127.0.0.1:6379?lockDelay=PT8761H", "lockDelay");
         assertRejected("redis://alice@127.0.0.1:6379", "user");
         assertRejected("redis://alice:@127.0.0.1:6379", "password");
         assertRejected("memcached://127.0.0.1:6379", "scheme");

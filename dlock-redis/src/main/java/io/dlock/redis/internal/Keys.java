@@ -3,10 +3,11 @@ package io.dlock.redis.internal;
 /**
  * The key and channel layout, for a prefix {@code P}: {@code P lock:NAME} holds a lock's
  * {@code OWNER:TOKEN} with the lease as its expiry; {@code P fence} is the one token counter shared
- * by every name; {@code P released:NAME} carries release notices; {@code P client:ID} is a client's
- * own channel that keeps its subscriber connection subscribed while nobody waits. Distinct names
- * give distinct keys (the prefix and the {@code lock:} part are fixed), and none collides with the
- * counter.
+ * by every name; {@code P epoch} is the lock-delay marker (see {@link Script#ACQUIRE}: which server
+ * process wrote it, when, and the longest lock-delay asked since); {@code P released:NAME} carries
+ * release notices; {@code P client:ID} is a client's own channel that keeps its subscriber
+ * connection subscribed while nobody waits. Distinct names give distinct keys (the prefix and the
+ * {@code lock:} part are fixed), and none collides with the counter or the marker.
  */
 final class Keys {
 
@@ -26,6 +27,10 @@ final class Keys {
 
     String fence() {
         return prefix + "fence";
+    }
+
+    String epoch() {
+        return prefix + "epoch";
     }
 
     String released(String name) {

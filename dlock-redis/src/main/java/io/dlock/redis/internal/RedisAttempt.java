@@ -88,12 +88,7 @@ final class RedisAttempt implements AcquireAttempt {
             LOG.debug("dlock: unsubscribing lock '{}' failed", request.name(), e);
         }
         if (outcomeUnknown) {
-            try {
-                backend.abandon(request);
-            } catch (RuntimeException e) {
-                LOG.debug("dlock: could not undo a possible grant of lock '{}'; it ends by expiry within {}",
-                        request.name(), request.leaseTime(), e);
-            }
+            backend.abandon(request); // never throws: what fails is retried in the background
         }
     }
 

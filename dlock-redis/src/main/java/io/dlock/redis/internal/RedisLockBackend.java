@@ -21,6 +21,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLSocketFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
@@ -36,8 +38,15 @@ import redis.clients.jedis.JedisClientConfig;
  */
 public final class RedisLockBackend implements LockBackend {
 
-    private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(
+    private static final Logger LOG = LoggerFactory.getLogger(RedisLockBackend.class);
+
+    private static final Set<Capability> WITHOUT_LOCK_DELAY = Collections.unmodifiableSet(
             EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY));
+    private static final Set<Capability> WITH_LOCK_DELAY = Collections.unmodifiableSet(
+            EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY,
+                    Capability.SURVIVES_EMPTY_RESTART));
+    /** The longest lease without a lock-delay: the core's default bound. */
+    private static final Duration UNBOUNDED_LEASE = Duration.ofDays(365);
 
     /** The most leases one renewal script call carries; longer lists take several calls. */
     static final int RENEW_BATCH = 512;
@@ -50,11 +59,16 @@ public final class RedisLockBackend implements LockBackend {
     private final ReleaseSubscriber subscriber;
     private final long timeoutNanos;
     private final long abandonNanos;
+    private final String lockDelayMillis;
+    private final BackgroundAbandon backgroundAbandon;
+    /** The marker time of the last lock-delay this client logged, so that each is logged once. */
+    private volatile String loggedLockDelay;
 
     private RedisLockBackend(BackendContext context, RedisSettings settings, SSLSocketFactory sslSocketFactory) {
         this.settings = settings;
         this.keys = new Keys(settings.prefix);
         this.timeoutNanos = context.operationTimeout().toNanos();
+        this.lockDelayMillis = settings.lockDelay.isZero() ? "0" : Long.toString(leaseMillis(settings.lockDelay));
         // undoing a lost grant is a courtesy (the key expires anyway): do not double the caller's wait
         this.abandonNanos = Math.max(Math.min(timeoutNanos, TimeUnit.MILLISECONDS.toNanos(50)), timeoutNanos / 4);
         int timeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, context.operationTimeout().toMillis()));
@@ -64,6 +78,7 @@ public final class RedisLockBackend implements LockBackend {
             JedisClientConfig config = clientConfig(settings, millis);
             return new RedisConnections.Setup(config, new RedisSocketFactory(address, config, settings.tls, sslSocketFactory));
         }, context.operationTimeout());
+        this.backgroundAbandon = new BackgroundAbandon(context.threadFactory(), this::tryAbandon);
         this.subscriber = new ReleaseSubscriber(settings, clientConfig,
                 new RedisSocketFactory(address, clientConfig, settings.tls, sslSocketFactory), context.threadFactory(),
                 keys.control(HexFormat.of().formatHex(randomBytes())),
@@ -79,7 +94,8 @@ public final class RedisLockBackend implements LockBackend {
      * @throws IllegalArgumentException if the URI is not valid for Redis, naming the part
      */
     public static RedisLockBackend open(BackendContext context, SSLSocketFactory sslSocketFactory) {
-        return new RedisLockBackend(context, RedisSettings.from(context.uri()), sslSocketFactory);
+        return new RedisLockBackend(context,
+                RedisSettings.from(context.uri(), context.config().defaultLockOptions().leaseTime()), sslSocketFactory);
     }
 
     /** The jedis configuration: TLS is not set here, {@link RedisSocketFactory} does it. */
@@ -111,10 +127,13 @@ public final class RedisLockBackend implements LockBackend {
         return subscriber;
     }
 
-    /** @return {@code FENCING}, {@code NOTIFY_WAITERS}, {@code HOLDER_QUERY} */
+    /**
+     * @return {@code FENCING}, {@code NOTIFY_WAITERS}, {@code HOLDER_QUERY}, and, unless the URI
+     *     turns the lock-delay off ({@code lockDelay=0}), {@code SURVIVES_EMPTY_RESTART}
+     */
     @Override
     public Set<Capability> capabilities() {
-        return CAPABILITIES;
+        return settings.lockDelay.isZero() ? WITHOUT_LOCK_DELAY : WITH_LOCK_DELAY;
     }
 
     /** @return 10 ms: Redis expires keys to the millisecond, the rest is the core's margin */
@@ -124,44 +143,105 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     /**
+     * The longest lease: the lock-delay, so that a lease granted before the server lost its data
+     * has ended by the time the lock-delay lets anyone in; 365 days when the lock-delay is off.
+     *
+     * @return the URI's {@code lockDelay}, by default the longer of 30 s and the client's default lease
+     */
+    @Override
+    public Duration maximumLeaseTime() {
+        return settings.lockDelay.isZero() ? UNBOUNDED_LEASE : settings.lockDelay;
+    }
+
+    /**
      * Starts an acquisition; no I/O.
      *
      * @param request the name, owner id and lease time
      * @return the attempt
+     * @throws IllegalArgumentException if the lease is longer than {@link #maximumLeaseTime()}
      */
     @Override
     public AcquireAttempt newAttempt(AcquireRequest request) {
+        checkLease(request.leaseTime());
         return new RedisAttempt(this, request);
+    }
+
+    /** The core checks leases against {@link #maximumLeaseTime()} already; this holds the line for any caller. */
+    private void checkLease(Duration lease) {
+        if (lease.compareTo(maximumLeaseTime()) > 0) {
+            throw new IllegalArgumentException("leaseTime must be at most the lock-delay " + maximumLeaseTime()
+                    + " of " + settings.server() + " (the uri parameter lockDelay), was " + lease);
+        }
     }
 
     /** One run of the acquire script; see {@link Script#ACQUIRE}. */
     AttemptResult acquire(AcquireRequest request) {
         String name = request.name();
-        Object reply = connections.eval(Script.ACQUIRE, List.of(keys.lock(name), keys.fence()),
-                List.of(request.ownerId(), Long.toString(leaseMillis(request.leaseTime()))), "acquire", name,
-                timeoutNanos, RedisLockBackend::granted);
-        if (reply instanceof List<?> list && list.size() == 2 && list.get(0) instanceof Long granted) {
-            if (granted == 1L) {
+        Object reply = connections.eval(Script.ACQUIRE, List.of(keys.lock(name), keys.fence(), keys.epoch()),
+                List.of(request.ownerId(), Long.toString(leaseMillis(request.leaseTime())), lockDelayMillis), "acquire",
+                name, timeoutNanos, RedisLockBackend::granted);
+        if (reply instanceof List<?> list && list.size() >= 2 && list.get(0) instanceof Long code) {
+            if (code == 1L && list.size() == 2) {
                 long token = parseToken(list.get(1));
                 if (token > 0) {
                     return AttemptResult.granted(token, Keys.value(request.ownerId(), token));
                 }
-            } else if (granted == 0L && list.get(1) instanceof Long pttl) {
+            } else if (code == 0L && list.size() == 2 && list.get(1) instanceof Long pttl) {
                 return pttl > 0 ? AttemptResult.busy(Duration.ofMillis(pttl)) : AttemptResult.busy();
+            } else if (code == 2L && list.size() == 4 && list.get(1) instanceof Long left && left > 0
+                    && list.get(3) instanceof Long runKnown) {
+                lockDelayed(list.get(2), Duration.ofMillis(left), runKnown == 1L);
+                return AttemptResult.busy(Duration.ofMillis(left));
             }
         }
         throw unexpected("acquire", name, reply);
+    }
+
+    /**
+     * Logs, once per lock-delay (told apart by its marker's time), that the server refuses grants:
+     * an operator should know that it lost its data or restarted, and why nobody gets a lock.
+     */
+    private void lockDelayed(Object markerTime, Duration left, boolean runKnown) {
+        String at = markerTime instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : String.valueOf(markerTime);
+        if (at.equals(loggedLockDelay)) {
+            return;
+        }
+        loggedLockDelay = at;
+        LOG.warn("dlock: {} grants no lock for another {} ms (lock-delay {}): its lock-delay marker '{}' was missing or "
+                + "written by another server process, so the server lost its data or restarted since (a restart "
+                + "without persistence or from an old snapshot, a failover, a flush), or this prefix is used for the "
+                + "first time; a lease granted before that may still be valid until the lock-delay has passed{}",
+                settings.server(), left.toMillis(), settings.lockDelay, keys.epoch(), runKnown ? ""
+                        : "; the Redis user may not run INFO, so only a missing marker starts a lock-delay, "
+                        + "not a restart from an old snapshot or a failover");
     }
 
     private static boolean granted(Object reply) {
         return reply instanceof List<?> list && !list.isEmpty() && Long.valueOf(1L).equals(list.get(0));
     }
 
-    /** Deletes the key if this attempt's owner holds it: undoes a grant whose answer was lost. */
+    /**
+     * Deletes the key if this attempt's owner holds it: undoes a grant whose answer was lost.
+     * Tries once, briefly; if that fails, keeps trying in the background ({@link BackgroundAbandon}).
+     * Never throws.
+     */
     void abandon(AcquireRequest request) {
+        if (!tryAbandon(request)) {
+            backgroundAbandon.add(request);
+        }
+    }
+
+    /** @return true if the server answered the owner-checked delete, false if the call failed */
+    private boolean tryAbandon(AcquireRequest request) {
         String name = request.name();
-        connections.eval(Script.ABANDON, List.of(keys.lock(name)), List.of(request.ownerId(), keys.released(name)),
-                "clean-up after a failed acquire", name, abandonNanos);
+        try {
+            connections.eval(Script.ABANDON, List.of(keys.lock(name)), List.of(request.ownerId(), keys.released(name)),
+                    "clean-up after a failed acquire", name, abandonNanos);
+            return true;
+        } catch (LockBackendException e) {
+            LOG.debug("dlock: could not undo a possible grant of lock '{}' yet", name, e);
+            return false;
+        }
     }
 
     /**
@@ -173,6 +253,9 @@ public final class RedisLockBackend implements LockBackend {
      */
     @Override
     public boolean[] renew(List<? extends HeldLock> locks) {
+        for (HeldLock lock : locks) {
+            checkLease(lock.leaseTime());
+        }
         boolean[] out = new boolean[locks.size()];
         for (int from = 0; from < locks.size(); from += RENEW_BATCH) {
             List<? extends HeldLock> batch = locks.subList(from, Math.min(locks.size(), from + RENEW_BATCH));
@@ -300,6 +383,7 @@ public final class RedisLockBackend implements LockBackend {
     @Override
     public void close() {
         try {
+            backgroundAbandon.close();
             subscriber.close();
         } finally {
             connections.close();

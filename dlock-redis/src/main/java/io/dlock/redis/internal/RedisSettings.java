@@ -1,6 +1,8 @@
 package io.dlock.redis.internal;
 
+import io.dlock.LockOptions;
 import io.dlock.spi.BackendUri;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -18,7 +20,17 @@ final class RedisSettings {
 
     static final int MAX_WAIT_REPLICAS = 100;
 
-    private static final Set<String> KNOWN_PARAMS = Set.of("prefix", "poolSize", "waitReplicas");
+    /**
+     * The lock-delay when the URI sets none and the client's default lease is not longer: the
+     * default lease time, so that a client with default settings can take the leases it asks for.
+     */
+    static final Duration DEFAULT_LOCK_DELAY = LockOptions.DEFAULT_LEASE_TIME;
+    /** The shortest lock-delay other than zero: the shortest lease the backend grants. */
+    static final Duration MIN_LOCK_DELAY = Duration.ofMillis(10);
+    /** The longest lock-delay, which is also the longest lease then: the core's default bound. */
+    static final Duration MAX_LOCK_DELAY = Duration.ofDays(365);
+
+    private static final Set<String> KNOWN_PARAMS = Set.of("prefix", "poolSize", "waitReplicas", "lockDelay");
 
     final BackendUri uri;
     final boolean tls;
@@ -30,9 +42,14 @@ final class RedisSettings {
     final String prefix;
     final int poolSize;
     final int waitReplicas;
+    /**
+     * How long after the server lost its data (or came up as another process) no lock is granted,
+     * and the longest lease granted; zero turns the lock-delay off (and leases are then unbounded).
+     */
+    final Duration lockDelay;
 
     private RedisSettings(BackendUri uri, boolean tls, String host, int port, int database, String user,
-                          String password, String prefix, int poolSize, int waitReplicas) {
+                          String password, String prefix, int poolSize, int waitReplicas, Duration lockDelay) {
         this.uri = uri;
         this.tls = tls;
         this.host = host;
@@ -43,14 +60,18 @@ final class RedisSettings {
         this.prefix = prefix;
         this.poolSize = poolSize;
         this.waitReplicas = waitReplicas;
+        this.lockDelay = lockDelay;
     }
 
     /**
      * Checks a parsed URI.
      *
+     * @param uri the URI
+     * @param defaultLease the client's default lease time: the lock-delay is at least this long
+     *     unless the URI sets it
      * @throws IllegalArgumentException naming the part that is wrong, with the URI redacted
      */
-    static RedisSettings from(BackendUri uri) {
+    static RedisSettings from(BackendUri uri, Duration defaultLease) {
         String shown = uri.toString();
         String scheme = uri.scheme();
         if (!scheme.equals("redis") && !scheme.equals("rediss")) {
@@ -96,8 +117,16 @@ final class RedisSettings {
         }
         int poolSize = intParam(params, "poolSize", DEFAULT_POOL_SIZE, 1, MAX_POOL_SIZE, shown);
         int waitReplicas = intParam(params, "waitReplicas", 0, 0, MAX_WAIT_REPLICAS, shown);
+        Duration lockDelay = uri.durationParam("lockDelay").orElse(null);
+        if (lockDelay == null) {
+            lockDelay = defaultLease.compareTo(DEFAULT_LOCK_DELAY) > 0 && defaultLease.compareTo(MAX_LOCK_DELAY) <= 0
+                    ? defaultLease : DEFAULT_LOCK_DELAY;
+        } else if (!lockDelay.isZero() && (lockDelay.compareTo(MIN_LOCK_DELAY) < 0 || lockDelay.compareTo(MAX_LOCK_DELAY) > 0)) {
+            throw new IllegalArgumentException("uri parameter lockDelay must be 0 (no lock-delay) or from "
+                    + MIN_LOCK_DELAY + " to " + MAX_LOCK_DELAY + ", was '" + params.get("lockDelay") + "': '" + shown + "'");
+        }
         return new RedisSettings(uri, scheme.equals("rediss"), hostPort.host(), port, database, user, password,
-                prefix, poolSize, waitReplicas);
+                prefix, poolSize, waitReplicas, lockDelay);
     }
 
     private static int intParam(Map<String, String> params, String name, int defaultValue, int min, int max,

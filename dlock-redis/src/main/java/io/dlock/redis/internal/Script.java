@@ -12,14 +12,32 @@ import java.security.NoSuchAlgorithmException;
 enum Script {
 
     /**
-     * Acquire. KEYS: lock key, counter key. ARGV: owner id, lease in ms. Returns {1, token} for a
-     * grant, {0, pttl} when another owner holds the lock. If the lock is free, raises the shared
-     * counter to at least the server's TIME in microseconds, bumps it, and stores OWNER:TOKEN with
-     * the lease as expiry: tokens increase with every grant on one server, and keep increasing after
-     * a restart that lost the counter or a failover to a replica whose counter is behind, as long
-     * as the new server's clock is not behind by more than the time the failover took. Lua numbers
-     * are exact to 2^53, far above microseconds since 1970. If this owner already holds it (a retry after a lost answer), extends it and
-     * returns its token: the grant is the same, never a second one.
+     * Acquire. KEYS: lock key, counter key, lock-delay marker. ARGV: owner id, lease in ms,
+     * lock-delay in ms (0: none). Returns {1, token} for a grant, {0, pttl} when another owner
+     * holds the lock, and {2, ms left, marker time, 1 if the server told its run id else 0} while
+     * the lock-delay refuses grants.
+     *
+     * <p>If this owner already holds the lock (a retry after a lost answer), extends it and returns
+     * its token: the grant is the same, never a second one.
+     *
+     * <p>The lock-delay. The marker holds "RUNID TIME DELAY": the run id of the server process that
+     * wrote it (from INFO; {@code -} when the user may not run INFO), the server's TIME in
+     * microseconds when it was written, and the longest lock-delay in ms any client has asked for
+     * since. It is stored without expiry. A free lock is granted only if the marker exists, was
+     * written by this server process, and at least max(DELAY, ARGV[3]) has passed since TIME. If
+     * the marker is missing (the data set was lost: a restart without persistence, a flush, a
+     * resync to an empty primary), names another process (a restart from an old snapshot, a
+     * failover to a replica), or lies in the future (the clock went back), the marker is written
+     * anew with the current time and the grant refused: a lease granted before the loss ended on
+     * its holder's clock within its lease time of the loss, and no lease is longer than the
+     * lock-delay, so nobody is granted a lock that a lease from before can still cover. When INFO is
+     * denied, any existing marker is accepted, so only a missing marker starts a lock-delay.
+     *
+     * <p>A grant raises the shared counter to at least the server's TIME in microseconds, bumps
+     * it, and stores OWNER:TOKEN with the lease as expiry: tokens increase with every grant on one
+     * server, and keep increasing after a restart that lost the counter or a failover to a replica
+     * whose counter is behind, as long as the new server's clock is not behind by more than the
+     * time the failover took. Lua numbers are exact to 2^53, far above microseconds since 1970.
      */
     ACQUIRE("""
             local v = redis.call('GET', KEYS[1])
@@ -34,6 +52,27 @@ enum Script {
             if redis.replicate_commands then redis.replicate_commands() end
             local t = redis.call('TIME')
             local now = t[1] .. string.format('%06d', tonumber(t[2]))
+            local delay = tonumber(ARGV[3])
+            if delay > 0 then
+              local info = redis.pcall('INFO', 'server')
+              local run = type(info) == 'string' and string.match(info, 'run_id:(%x+)') or nil
+              local m = redis.call('GET', KEYS[3])
+              local mrun, mat, mdelay
+              if m then mrun, mat, mdelay = string.match(m, '^(%S+) (%d+) (%d+)$') end
+              if (not mrun) or (run and mrun ~= run) or tonumber(now) < tonumber(mat) then
+                redis.call('SET', KEYS[3], (run or '-') .. ' ' .. now .. ' ' .. ARGV[3])
+                return {2, delay, now, run and 1 or 0}
+              end
+              local d = tonumber(mdelay)
+              if delay > d then
+                d = delay
+                redis.call('SET', KEYS[3], mrun .. ' ' .. mat .. ' ' .. ARGV[3])
+              end
+              local left = d * 1000 - (tonumber(now) - tonumber(mat))
+              if left > 0 then
+                return {2, math.ceil(left / 1000), mat, run and 1 or 0}
+              end
+            end
             local c = redis.call('GET', KEYS[2])
             if (not c) or tonumber(c) < tonumber(now) then
               redis.call('SET', KEYS[2], now)

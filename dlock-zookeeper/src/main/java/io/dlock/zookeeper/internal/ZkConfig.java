@@ -3,7 +3,6 @@ package io.dlock.zookeeper.internal;
 import io.dlock.spi.BackendUri;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -76,7 +75,8 @@ final class ZkConfig {
         if (chroot.isEmpty() && reserved(prefixPath)) {
             throw new IllegalArgumentException("uri parameter prefix must not be under /zookeeper, was '" + prefix + "'");
         }
-        Duration session = uri.param("sessionTimeout").map(v -> duration(v, shown)).orElse(DEFAULT_SESSION_TIMEOUT);
+        Duration session = uri.durationParam("sessionTimeout").map(d -> checkSession(d, uri.param("sessionTimeout").orElseThrow(), shown))
+                .orElse(DEFAULT_SESSION_TIMEOUT);
         String user = uri.user().orElse(null);
         String password = uri.password().orElse(null);
         if (user != null && password == null) {
@@ -122,17 +122,8 @@ final class ZkConfig {
         return path.equals("/zookeeper") || path.startsWith("/zookeeper/");
     }
 
-    private static Duration duration(String value, String shown) {
-        Duration d;
-        try {
-            d = value.chars().allMatch(Character::isDigit) && !value.isEmpty()
-                    ? Duration.ofMillis(Long.parseLong(value))
-                    : Duration.parse(value);
-        } catch (DateTimeParseException | NumberFormatException e) {
-            throw new IllegalArgumentException("uri parameter sessionTimeout must be an ISO-8601 duration such as "
-                    + "PT10S or a number of milliseconds, was '" + value + "': '" + shown + "'", e);
-        }
-        if (d.isNegative() || d.isZero() || d.toMillis() > Integer.MAX_VALUE) {
+    private static Duration checkSession(Duration d, String value, String shown) {
+        if (d.isZero() || d.toMillis() > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("uri parameter sessionTimeout must be positive and at most "
                     + Integer.MAX_VALUE + " ms, was '" + value + "': '" + shown + "'");
         }
