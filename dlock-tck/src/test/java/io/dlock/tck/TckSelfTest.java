@@ -136,8 +136,12 @@ class TckSelfTest {
                     caught.computeIfAbsent(rule, r -> ConcurrentHashMap.newKeySet()).add(m.scheme());
                 }
             });
-            assertEquals(new TreeSet<>(m.caughtBy()), failed, m.scheme() + " (" + m.bug() + ") must fail exactly "
-                    + new TreeSet<>(m.caughtBy()) + "; outcomes: " + new TreeMap<>(outcomes));
+            Set<Rule> allowed = new TreeSet<>(m.caughtBy());
+            allowed.addAll(m.mayAlsoFail());
+            assertTrue(failed.containsAll(m.caughtBy()) && allowed.containsAll(failed), m.scheme() + " (" + m.bug()
+                    + ") must fail " + new TreeSet<>(m.caughtBy()) + (m.mayAlsoFail().isEmpty() ? " exactly"
+                    : ", may fail " + new TreeSet<>(m.mayAlsoFail()) + ", and no other") + "; failed " + failed
+                    + "; outcomes: " + new TreeMap<>(outcomes));
             assertTrue(outcomes.size() >= Rule.values().length - 2, "every rule ran: " + outcomes.keySet());
         }));
     }
