@@ -1,6 +1,9 @@
 package io.dlock.etcd;
 
+import io.dlock.tck.NetworkNamespaces;
+import io.dlock.tck.PeerNetwork;
 import io.dlock.tck.ServerProcesses;
+import io.dlock.tck.SocketForwarder;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -35,17 +38,15 @@ import javax.net.ssl.SSLContext;
  * TLS with a given certificate.
  *
  * <p>A cluster of several members without TLS runs, where Linux network namespaces can be made
- * (root, {@link NetNs#available()}), each member in a network namespace of its own, so that a
+ * (root, {@link NetworkNamespaces#available()}), each member in a network namespace of its own on a
+ * {@link PeerNetwork} ({@code 10.77.0.0/24}, member {@code i} at {@code 10.77.0.(i+1)}), so that a
  * member can really be cut off from its peers while its clients still reach it
- * ({@link #isolate(int)}). The peers talk over a bridge in one more namespace: member {@code i}
- * has an interface {@code peers} with the address {@code 10.77.0.(i+1)/24}, whose other end,
- * {@code m<i>}, is a port of the bridge. Isolating a member sets its bridge port down: the
- * member's interface loses its carrier, its routes stay, and every packet between it and its
- * peers is dropped, both ways, on every connection, whoever dialed it (etcd peers dial each other
- * in both directions, streams and pipelines). Clients reach a member through a Unix socket (a
- * file, so reachable from any namespace) that etcd serves its client API on, and a
- * {@link UnixForwarder} on a free loopback port in front of it. The namespaces belong to the
- * processes and vanish with them: nothing is left on the host.
+ * ({@link #isolate(int)}): every packet between it and its peers is dropped, both ways, on every
+ * connection, whoever dialed it (etcd peers dial each other in both directions, streams and
+ * pipelines). Clients reach a member through a Unix socket (a file, so reachable from any
+ * namespace) that etcd serves its client API on, and a {@link SocketForwarder} on a free loopback
+ * port in front of it. The namespaces belong to the processes and vanish with them: nothing is
+ * left on the host.
  */
 public final class EtcdCluster implements AutoCloseable {
 
@@ -62,15 +63,13 @@ public final class EtcdCluster implements AutoCloseable {
     }
 
     /** The address block of the peer network inside the namespaces (private to them, so no clash). */
-    private static final String PEER_NET = "10.77.0.";
+    private static final String PEER_NET = "10.77.0";
 
     private final List<Member> members = new ArrayList<>();
     private final Path root;
     private final Tls tls;
-    /** The process that holds the namespace of the peers' bridge, or null without namespaces. */
-    private Process bridge;
-    /** The members cut off from their peers. Guarded by {@code this}. */
-    private final Set<Integer> isolated = new java.util.HashSet<>();
+    /** The members' network, or null without namespaces. */
+    private PeerNetwork network;
     private final String token = "dlock-test-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
 
     /** A server certificate for TLS: PEM files, and a context that trusts it for health checks. */
@@ -86,7 +85,7 @@ public final class EtcdCluster implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         if (namespaces) {
-            startBridge();
+            network = PeerNetwork.start(PEER_NET);
         }
         for (int i = 0; i < size; i++) {
             members.add(new Member(i));
@@ -108,7 +107,7 @@ public final class EtcdCluster implements AutoCloseable {
      */
     static EtcdCluster start(int size, Tls tls) {
         binary();
-        EtcdCluster c = new EtcdCluster(size, tls, size > 1 && tls == null && NetNs.available());
+        EtcdCluster c = new EtcdCluster(size, tls, size > 1 && tls == null && NetworkNamespaces.available());
         try {
             for (Member m : c.members) {
                 m.launch();
@@ -239,7 +238,7 @@ public final class EtcdCluster implements AutoCloseable {
         }
     }
 
-    /** Stops every member, the forwarders and the bridge (so every namespace ends), and deletes the data. */
+    /** Stops every member, the forwarders and the peer network (so every namespace ends), and deletes the data. */
     @Override
     public void close() {
         for (Member m : members) {
@@ -248,14 +247,8 @@ public final class EtcdCluster implements AutoCloseable {
                 m.forwarder.close();
             }
         }
-        if (bridge != null) {
-            RUNNING.remove(bridge);
-            try {
-                bridge.getOutputStream().close(); // its shell reads this pipe: at its end, it exits
-            } catch (IOException ignored) {
-                // it is killed below anyway
-            }
-            ServerProcesses.killAndWait(bridge, "bridge namespace");
+        if (network != null) {
+            network.close();
         }
         ServerProcesses.deleteTree(root);
     }
@@ -264,33 +257,7 @@ public final class EtcdCluster implements AutoCloseable {
 
     /** @return whether a member can be cut off from its peers: the members run in network namespaces */
     boolean canIsolate() {
-        return bridge != null;
-    }
-
-    /** Starts the namespace of the peers' bridge: a shell that waits on a pipe from this JVM. */
-    private void startBridge() {
-        try {
-            bridge = new ProcessBuilder(NetNs.tool("unshare"), "--net", "--", "/bin/sh", "-c", "read x")
-                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not start the bridge namespace", e);
-        }
-        RUNNING.add(bridge);
-        NetNs.awaitOwnNamespace(bridge);
-        NetNs.ip(bridge.pid(), "link add name br0 type bridge", "link set dev br0 up");
-    }
-
-    /**
-     * Connects a member's fresh namespace to the bridge: a veth pair, {@code peers} in the member's
-     * namespace with its address, {@code m<i>} on the bridge, up unless the member is isolated.
-     */
-    private synchronized void plugIn(Member m) {
-        NetNs.ip(0, "link add name peers netns " + m.pid() + " type veth peer name m" + m.index + " netns "
-                + bridge.pid());
-        NetNs.ip(bridge.pid(), "link set dev m" + m.index + " master br0",
-                "link set dev m" + m.index + (isolated.contains(m.index) ? " down" : " up"));
-        NetNs.ip(m.pid(), "link set dev lo up", "link set dev peers up",
-                "addr add " + m.peerHost() + "/24 dev peers");
+        return network != null;
     }
 
     /**
@@ -302,13 +269,10 @@ public final class EtcdCluster implements AutoCloseable {
      * @throws IllegalStateException if the cluster does not show the cut within 15 s
      */
     void isolate(int i) {
-        synchronized (this) {
-            if (bridge == null) {
-                throw new UnsupportedOperationException("this cluster does not run in network namespaces");
-            }
-            isolated.add(i);
-            NetNs.ip(bridge.pid(), "link set dev m" + i + " down");
+        if (network == null) {
+            throw new UnsupportedOperationException("this cluster does not run in network namespaces");
         }
+        network.isolate(i);
         Member cut = members.get(i);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
         while (System.nanoTime() - deadline < 0) {
@@ -339,23 +303,15 @@ public final class EtcdCluster implements AutoCloseable {
      * @throws IllegalStateException if they do not within 15 s
      */
     void heal() {
-        synchronized (this) {
-            if (bridge == null || isolated.isEmpty()) {
-                return;
-            }
-            List<String> up = new ArrayList<>();
-            for (int i : isolated) {
-                up.add("link set dev m" + i + " up");
-            }
-            isolated.clear();
-            NetNs.ip(bridge.pid(), up.toArray(String[]::new));
+        if (network == null || network.heal().isEmpty()) {
+            return;
         }
         awaitAgreedLeader(15);
     }
 
     /** @return the members cut off from their peers now */
-    synchronized Set<Integer> isolated() {
-        return Set.copyOf(isolated);
+    Set<Integer> isolated() {
+        return network == null ? Set.of() : network.isolated();
     }
 
     private void awaitAgreedLeader(int seconds) {
@@ -398,7 +354,7 @@ public final class EtcdCluster implements AutoCloseable {
         final int peerPort;
         private final Path dir;
         /** In front of the member's Unix socket for clients, with namespaces; else null. */
-        private final UnixForwarder forwarder;
+        private final SocketForwarder forwarder;
         private Process process;
         private boolean paused;
         private String memberId;
@@ -407,7 +363,7 @@ public final class EtcdCluster implements AutoCloseable {
             this.index = index;
             this.name = "m" + index;
             this.dir = root.resolve(name);
-            this.forwarder = bridge != null ? new UnixForwarder(root.resolve(unixSocketName())) : null;
+            this.forwarder = network != null ? SocketForwarder.toUnixSocket(root.resolve(unixSocketName())) : null;
             this.clientPort = forwarder != null ? forwarder.port() : freePort();
             // with namespaces, the peer port is on the member's own address in its own namespace
             this.peerPort = freePort();
@@ -420,7 +376,7 @@ public final class EtcdCluster implements AutoCloseable {
 
         /** @return where the peers reach this member: its namespace's address, or loopback */
         String peerHost() {
-            return bridge != null ? PEER_NET + (index + 1) : HOST;
+            return network != null ? network.address(index) : HOST;
         }
 
         InetSocketAddress address() {
@@ -458,35 +414,25 @@ public final class EtcdCluster implements AutoCloseable {
             if (tls != null) {
                 cmd.addAll(List.of("--cert-file", tls.cert().toString(), "--key-file", tls.key().toString()));
             }
-            if (forwarder != null) {
-                cmd = NetNs.inNewNamespace(cmd);
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log().toFile()))
+                    .directory(root.toFile());
+            if (network != null) {
                 try {
                     Files.deleteIfExists(root.resolve(unixSocketName()));
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }
-            }
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log().toFile()))
-                    .directory(root.toFile());
-            try {
-                process = pb.start();
-            } catch (IOException e) {
-                throw new UncheckedIOException("could not start " + cmd.get(0), e);
+                process = network.launch(index, pb);
+            } else {
+                try {
+                    process = pb.start();
+                } catch (IOException e) {
+                    throw new UncheckedIOException("could not start " + cmd.get(0), e);
+                }
             }
             RUNNING.add(process);
             paused = false;
-            if (forwarder != null) {
-                try {
-                    NetNs.awaitOwnNamespace(process);
-                    plugIn(this);
-                    NetNs.release(process);
-                } catch (RuntimeException e) {
-                    RUNNING.remove(process);
-                    process.destroyForcibly();
-                    throw e;
-                }
-            }
         }
 
         private void awaitHealthy() {

@@ -15,6 +15,7 @@ import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
 import io.dlock.LockOptions;
 import io.dlock.tck.HoldLog;
+import io.dlock.tck.NetworkNamespaces;
 import io.dlock.tck.TestTiming;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -54,7 +55,7 @@ class EtcdPartitionTest {
 
     @BeforeAll
     static void startCluster() {
-        assumeTrue(NetNs.available(), "cutting a member off from its peers needs Linux network namespaces (root, "
+        assumeTrue(NetworkNamespaces.available(), "cutting a member off from its peers needs Linux network namespaces (root, "
                 + "unshare, nsenter, ip)");
         etcd = EtcdCluster.start(3, null);
         assertTrue(etcd.canIsolate(), "the cluster runs in network namespaces");

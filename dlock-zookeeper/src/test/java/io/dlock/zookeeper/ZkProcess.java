@@ -9,7 +9,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -60,12 +60,29 @@ public final class ZkProcess implements ServerControl, AutoCloseable {
         return port;
     }
 
-    private synchronized void launch() throws IOException {
+    /**
+     * Returns the command line of a child JVM for a ZooKeeper server: this JVM's java, the test
+     * classpath, a small heap, and container nodes checked every 500 ms (so tests see the
+     * clean-up).
+     *
+     * @param options more JVM options, before the main class
+     * @param mainAndArgs the main class and its arguments
+     * @return the command line
+     */
+    static List<String> serverJvm(List<String> options, List<String> mainAndArgs) {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        ProcessBuilder pb = new ProcessBuilder(List.of(java, "-Xmx256m", "-XX:+UseSerialGC",
-                "-Dznode.container.checkIntervalMs=500",
-                "-cp", classpath, "org.apache.zookeeper.server.ZooKeeperServerMain", dir.resolve("zoo.cfg").toString()));
+        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC",
+                "-Dznode.container.checkIntervalMs=500"));
+        cmd.addAll(options);
+        cmd.addAll(List.of("-cp", classpath));
+        cmd.addAll(mainAndArgs);
+        return cmd;
+    }
+
+    private synchronized void launch() throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(serverJvm(List.of(),
+                List.of("org.apache.zookeeper.server.ZooKeeperServerMain", dir.resolve("zoo.cfg").toString())));
         pb.redirectErrorStream(true);
         pb.redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("server.log").toFile()));
         process = pb.start();

@@ -6,15 +6,15 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import org.apache.curator.test.InstanceSpec;
-import org.apache.curator.test.TestingCluster;
 import org.apache.curator.test.TestingServer;
 
-/** Embedded ZooKeeper servers for tests, on free loopback ports, with a short tick. */
+/**
+ * Embedded standalone ZooKeeper servers for tests, on free loopback ports, with a short tick, and
+ * the four-letter words tests ask servers with. Ensembles run as processes: {@link ZkEnsemble}.
+ */
 public final class ZkServers {
 
     /**
@@ -35,49 +35,16 @@ public final class ZkServers {
     /** Starts a standalone server. */
     public static TestingServer standalone() {
         try {
-            return new TestingServer(spec(-1), true);
+            return new TestingServer(spec(), true);
         } catch (Exception e) {
             throw new IllegalStateException("could not start an embedded ZooKeeper server", e);
         }
     }
 
-    /** Starts an ensemble of {@code n} members. */
-    public static TestingCluster cluster(int n) {
-        List<InstanceSpec> specs = new ArrayList<>();
-        for (int i = 1; i <= n; i++) {
-            specs.add(spec(i));
-        }
-        TestingCluster cluster = new TestingCluster(specs);
-        try {
-            cluster.start();
-        } catch (Exception e) {
-            try {
-                cluster.close();
-            } catch (IOException ignored) {
-                // best effort
-            }
-            throw new IllegalStateException("could not start an embedded ZooKeeper ensemble", e);
-        }
-        return cluster;
-    }
-
-    private static InstanceSpec spec(int serverId) {
+    private static InstanceSpec spec() {
         Map<String, Object> props = new HashMap<>();
-        // a follower that loses its leader drops its clients after syncLimit ticks: keep that below the session
-        props.put("syncLimit", "3");
-        props.put("initLimit", "10");
         props.put("admin.enableServer", "false");
-        return new InstanceSpec(null, -1, -1, -1, true, serverId, TICK_MS, -1, props, "127.0.0.1");
-    }
-
-    /** @return the member that leads now (asked with the {@code srvr} command), or null during an election */
-    public static InstanceSpec leader(TestingCluster cluster) {
-        for (InstanceSpec spec : cluster.getInstances()) {
-            if (srvr(spec.getPort()).contains("Mode: leader")) {
-                return spec;
-            }
-        }
-        return null;
+        return new InstanceSpec(null, -1, -1, -1, true, -1, TICK_MS, -1, props, "127.0.0.1");
     }
 
     /** @return the answer of a server to the {@code srvr} four-letter command, or "" if it does not answer */

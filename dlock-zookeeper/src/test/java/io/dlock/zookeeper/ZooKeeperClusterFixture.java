@@ -2,26 +2,27 @@ package io.dlock.zookeeper;
 
 import io.dlock.tck.ClusterControl;
 import io.dlock.tck.ProxiedFixture;
-import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
-import org.apache.curator.test.InstanceSpec;
-import org.apache.curator.test.TestingCluster;
 
 /**
- * The fault tier's cluster fixture: a three-member ensemble (curator-test {@link TestingCluster},
- * 200 ms ticks), clients connected to all three members through {@link io.dlock.tck.TcpProxy}
- * instances, and {@link ClusterControl} that kills the current leader. Same session, lease and
- * credentials as {@link ZooKeeperFixture}.
+ * The fault tier's cluster fixture: a three-member ensemble of server processes
+ * ({@link ZkEnsemble}, 200 ms ticks), clients connected to all three members through
+ * {@link io.dlock.tck.TcpProxy} instances, and {@link ClusterControl} that kills the current leader
+ * and, where the members run in network namespaces (root on Linux), cuts one member off from its
+ * peers while clients still reach it (the leader and a follower alternately). Same session, lease
+ * and credentials as {@link ZooKeeperFixture}.
  */
 public class ZooKeeperClusterFixture extends ProxiedFixture {
 
-    private final TestingCluster cluster = ZkServers.cluster(3);
-    private final List<InstanceSpec> killed = new ArrayList<>();
+    private final ZkEnsemble ensemble = ZkEnsemble.start(3);
+    private final List<Integer> killed = new ArrayList<>();
+    private final AtomicInteger isolations = new AtomicInteger();
 
     @Override
     public String name() {
@@ -30,7 +31,7 @@ public class ZooKeeperClusterFixture extends ProxiedFixture {
 
     @Override
     protected List<InetSocketAddress> endpoints() {
-        return cluster.getInstances().stream().map(ZkServers::address).collect(Collectors.toList());
+        return ensemble.addresses();
     }
 
     @Override
@@ -51,61 +52,75 @@ public class ZooKeeperClusterFixture extends ProxiedFixture {
         return Optional.of(new ClusterControl() {
             @Override
             public int size() {
-                return cluster.getInstances().size();
+                return ensemble.size();
             }
 
             @Override
             public synchronized String killLeader() {
-                InstanceSpec leader = awaitLeader(null);
-                try {
-                    cluster.killServer(leader);
-                } catch (Exception e) {
-                    throw new IllegalStateException("could not kill member " + leader.getServerId(), e);
+                int leader = ensemble.awaitLeader(-1);
+                ensemble.member(leader).kill();
+                synchronized (killed) {
+                    killed.add(leader);
                 }
-                killed.add(leader);
-                InstanceSpec next = awaitLeader(leader);
-                return "member " + leader.getServerId() + " (member " + next.getServerId() + " leads now)";
+                int next = ensemble.awaitLeader(leader);
+                return ensemble.member(leader) + " (member " + next + " leads now)";
             }
 
             @Override
             public synchronized void restartKilled() {
-                for (InstanceSpec spec : killed) {
-                    try {
-                        cluster.restartServer(spec);
-                    } catch (Exception e) {
-                        throw new IllegalStateException("could not restart member " + spec.getServerId(), e);
+                List<Integer> toRestart;
+                synchronized (killed) {
+                    toRestart = new ArrayList<>(killed);
+                    killed.clear();
+                }
+                for (int i : toRestart) {
+                    ensemble.member(i).restart();
+                }
+                ensemble.awaitLeader(-1);
+            }
+
+            @Override
+            public boolean canIsolateMembers() {
+                return ensemble.canIsolate();
+            }
+
+            /**
+             * Cuts the leader off from its peers on odd calls and a follower on even ones (a real
+             * partition of the peer network, see {@link ZkEnsemble}); returns once the ensemble
+             * shows it: the member serves no session, and the others serve with a leader.
+             */
+            @Override
+            public synchronized String isolateMember() {
+                if (!ensemble.canIsolate()) {
+                    throw new UnsupportedOperationException("this ensemble does not run in network namespaces");
+                }
+                int leader = ensemble.awaitLeader(-1);
+                boolean cutLeader = isolations.getAndIncrement() % 2 == 0;
+                int victim = leader;
+                for (int i = 1; !cutLeader && i < ensemble.size(); i++) {
+                    if (ensemble.member((leader + i) % ensemble.size()).running()) {
+                        victim = (leader + i) % ensemble.size();
+                        break;
                     }
                 }
-                killed.clear();
-                awaitLeader(null);
+                ensemble.isolate(victim);
+                return ensemble.member(victim) + (victim == leader ? " (the leader)" : " (a follower)");
+            }
+
+            @Override
+            public synchronized void healIsolation() {
+                ensemble.heal();
             }
         });
     }
 
-    /** Waits for a leader other than {@code not}; generous: an election with 200 ms ticks takes about a second. */
-    private InstanceSpec awaitLeader(InstanceSpec not) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (System.nanoTime() - deadline < 0) {
-            InstanceSpec leader = ZkServers.leader(cluster);
-            if (leader != null && !leader.equals(not)) {
-                return leader;
-            }
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for a leader", e);
-            }
-        }
-        throw new IllegalStateException("no leader elected within 30 s");
+    @Override
+    public void close() {
+        ensemble.close();
     }
 
     @Override
-    public void close() {
-        try {
-            cluster.close();
-        } catch (IOException e) {
-            throw new IllegalStateException("could not stop the ensemble", e);
-        }
+    public String toString() {
+        return "ZooKeeperClusterFixture{" + ensemble + "}";
     }
 }

@@ -1,4 +1,4 @@
-package io.dlock.etcd;
+package io.dlock.tck;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -12,22 +12,35 @@ import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Linux network namespaces for tests, through the {@code unshare}, {@code nsenter} and {@code ip}
- * commands (root only). A namespace here is never named: it belongs to one process (started with
- * {@code unshare --net}) and disappears with it, together with the interfaces in it, so nothing
- * is left behind on the host even if the test JVM is killed. Stateless.
+ * Linux network namespaces for tests that need a real network partition between server processes,
+ * through the {@code unshare}, {@code nsenter} and {@code ip} commands (root only). A namespace
+ * here is never named: it belongs to one process (started with {@code unshare --net}) and
+ * disappears with it, together with the interfaces in it, so nothing is left behind on the host
+ * even if the test JVM is killed. {@link PeerNetwork} builds the usual topology on these
+ * primitives (one namespace per server, a bridge between them, a port per server that can be set
+ * down); {@link SocketForwarder} gives the test's clients a loopback address for a server in a
+ * namespace. Without root or the commands, or with the system property
+ * {@value #DISABLE_PROPERTY}{@code =false}, {@link #available()} is false and callers fall back to
+ * plain loopback (and skip what needs a partition through a JUnit assumption). Stateless and
+ * thread-safe.
  */
-final class NetNs {
+public final class NetworkNamespaces {
+
+    /** The system property that, set to {@code false}, turns namespaces off where they would work. */
+    public static final String DISABLE_PROPERTY = "dlock.tck.networkNamespaces";
 
     private static volatile Boolean available;
 
-    private NetNs() { }
+    private NetworkNamespaces() { }
 
     /**
-     * @return whether network namespaces can be made here: Linux, root, and the commands
-     *     {@code unshare}, {@code nsenter} and {@code ip} present and working
+     * Whether network namespaces can be made here: Linux, root, and the commands {@code unshare},
+     * {@code nsenter} and {@code ip} present and working (probed once, by making a bridge in a
+     * throw-away namespace), and not turned off with {@value #DISABLE_PROPERTY}{@code =false}.
+     *
+     * @return whether they can
      */
-    static boolean available() {
+    public static boolean available() {
         Boolean a = available;
         if (a == null) {
             a = probe();
@@ -37,6 +50,9 @@ final class NetNs {
     }
 
     private static boolean probe() {
+        if ("false".equalsIgnoreCase(System.getProperty(DISABLE_PROPERTY, "").trim())) {
+            return false;
+        }
         if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")
                 || !Files.exists(Path.of("/proc/self/ns/net"))) {
             return false;
@@ -76,15 +92,21 @@ final class NetNs {
      * @param command the command and its arguments
      * @return the command line to start
      */
-    static List<String> inNewNamespace(List<String> command) {
+    public static List<String> inNewNamespace(List<String> command) {
         List<String> cmd = new ArrayList<>(List.of(tool("unshare"), "--net", "--", "/bin/sh", "-c",
                 "read go && exec \"$0\" \"$@\""));
         cmd.addAll(command);
         return cmd;
     }
 
-    /** Lets a process started by {@link #inNewNamespace} go on to its command. */
-    static void release(Process p) {
+    /**
+     * Lets a process started by {@link #inNewNamespace} go on to its command (and closes its
+     * standard input).
+     *
+     * @param p the process
+     * @throws UncheckedIOException if its input cannot be written (it died)
+     */
+    public static void release(Process p) {
         try (OutputStream in = p.getOutputStream()) {
             in.write("go\n".getBytes(StandardCharsets.US_ASCII));
         } catch (IOException e) {
@@ -96,9 +118,10 @@ final class NetNs {
      * Waits until a process runs in a network namespace of its own ({@code unshare} has made it).
      *
      * @param p the process
-     * @throws IllegalStateException if it dies or does not get there within 10 s
+     * @throws IllegalStateException if it dies or does not get there within 10 s, or on interrupt
+     *     (flag kept)
      */
-    static void awaitOwnNamespace(Process p) {
+    public static void awaitOwnNamespace(Process p) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         String mine = namespaceOf("self");
         while (System.nanoTime() - deadline < 0) {
@@ -110,7 +133,12 @@ final class NetNs {
             if (theirs != null && !theirs.equals(mine)) {
                 return;
             }
-            EtcdCluster.sleep(5);
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for the namespace of " + p.pid(), e);
+            }
         }
         throw new IllegalStateException("process " + p.pid() + " has no network namespace of its own after 10 s");
     }
@@ -131,7 +159,7 @@ final class NetNs {
      * @param commands the commands, e.g. {@code link set dev x up}
      * @throws IllegalStateException if a command fails, with its output
      */
-    static void ip(long pid, String... commands) {
+    public static void ip(long pid, String... commands) {
         List<String> cmd = new ArrayList<>();
         if (pid != 0) {
             cmd.addAll(List.of(tool("nsenter"), "--target", Long.toString(pid), "--net"));
