@@ -16,9 +16,14 @@ class ProviderDiscoveryTest {
     void redisUrisFindThisProvider() {
         for (String uri : new String[] {"redis://127.0.0.1:1", "rediss://127.0.0.1:1"}) {
             try (LockClient c = LockClient.open(uri)) {
-                assertEquals(EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY),
-                        c.capabilities());
+                // the lock-delay is on by default, and with it the claim to survive an empty restart
+                assertEquals(EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY,
+                        Capability.SURVIVES_EMPTY_RESTART), c.capabilities());
                 assertTrue(c.toString().contains("redis"), c.toString());
+            }
+            try (LockClient c = LockClient.open(uri + "?lockDelay=0")) {
+                assertEquals(EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY),
+                        c.capabilities(), "without the lock-delay, no claim to survive an empty restart");
             }
         }
     }
