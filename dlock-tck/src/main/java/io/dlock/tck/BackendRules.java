@@ -21,7 +21,6 @@ import io.dlock.spi.HeldLock;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;

@@ -360,11 +360,16 @@ public abstract class ElectionRules extends TckSupport {
         long termA = awaitLeader(Rule.E3, a, lease().multipliedBy(2).plus(opTimeout()));
         b.election().start();
         sleep(lease()); // b waits on the server; a renews
+        Duration left = a.election().remaining();
+        assertTrue(left.compareTo(Duration.ZERO) > 0 && left.compareTo(lease()) <= 0, Rule.E3.failure(
+                "remaining() of a renewing leader must be positive and at most the lease time, was " + left));
+        assertEquals(Duration.ZERO, b.election().remaining(), Rule.E3.failure("remaining() of a waiting candidate must be zero"));
 
         long resignedAt = System.nanoTime();
         assertTrue(a.election().resign(), Rule.E3.failure("resign() of the leader returned false"));
         assertFalse(a.election().isLeader(), Rule.E3.failure("isLeader() was still true after resign() returned"));
         assertTrue(a.election().term().isEmpty(), Rule.E3.failure("term() was still present after resign() returned"));
+        assertEquals(Duration.ZERO, a.election().remaining(), Rule.E3.failure("remaining() was not zero after resign() returned"));
         assertFalse(a.election().resign(), Rule.E3.failure("a second resign() reported another leadership"));
         // generous, as L1: a notifying backend hands over in milliseconds, a polling one within the TCK's retry cap
         // (250 ms) plus a round trip; 2 s leaves room for a loaded machine

@@ -95,7 +95,6 @@ public final class MemServer {
             // the lock-delay: a lease granted before the crash may still be valid on its holder's clock for up
             // to the longest lease this server ever granted, so nobody is granted anything until then
             lockDelayUntil = now() + longestLease;
-            kills++;
             counterAtKill = counter;
             notifyAll();
         }
@@ -216,15 +215,6 @@ public final class MemServer {
         return true;
     }
 
-    /** Grants a lock whose holder has less than {@code earlyNanos} left, as if it had expired. */
-    synchronized long tryAcquireEarly(String lock, String owner, long leaseNanos, long earlyNanos) {
-        Entry e = live(lock);
-        if (e != null && e.expiresAt - now() <= earlyNanos) {
-            locks.remove(lock);
-        }
-        return tryAcquire(lock, owner, leaseNanos);
-    }
-
     /** Extends every lock whose owner id starts with the prefix, except the owners named (a session's keep-alive). */
     synchronized void renewAllOf(String ownerPrefix, long leaseNanos, java.util.Set<String> except) {
         for (Map.Entry<String, Entry> e : locks.entrySet()) {
@@ -235,17 +225,6 @@ public final class MemServer {
         }
     }
 
-    /** @return the fencing counter now (a mutant that forgets it across restarts subtracts its value at the kill) */
-    synchronized long counter() {
-        return counter;
-    }
-
-    /** @return how many times the server was killed */
-    synchronized int kills() {
-        return kills;
-    }
-
-    private int kills; // guarded by this
     private long counterAtKill; // guarded by this
 
     /** @return the fencing counter as it was at the last kill (0 before any) */
