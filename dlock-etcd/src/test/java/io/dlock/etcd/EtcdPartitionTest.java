@@ -10,11 +10,13 @@ import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.dlock.Lease;
-import io.dlock.LockBackendException;
+
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
 import io.dlock.LockOptions;
+import io.dlock.tck.Contention;
 import io.dlock.tck.HoldLog;
+import io.dlock.tck.TckSupport;
 import io.dlock.tck.NetworkNamespaces;
 import io.dlock.tck.TestTiming;
 import io.etcd.jetcd.ByteSequence;
@@ -26,11 +28,11 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
+import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+
+
+
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -49,6 +51,8 @@ class EtcdPartitionTest {
 
     private static final Duration LEASE = Duration.ofSeconds(2);
     private static final Duration TIMEOUT = Duration.ofSeconds(1);
+    /** The seed of the churn tests\' fault timing and hold times: the TCK\'s, printed with the results. */
+    private static final long SEED = Long.getLong("dlock.tck.seed", TckSupport.DEFAULT_SEED);
 
     private static EtcdCluster etcd;
     private final List<AutoCloseable> toClose = new ArrayList<>();
@@ -277,52 +281,9 @@ class EtcdPartitionTest {
         for (int i = 0; i < 4; i++) {
             clients.add(client(first(i % etcd.size())));
         }
-        HoldLog log = new HoldLog();
-        AtomicBoolean stop = new AtomicBoolean();
-        AtomicInteger grants = new AtomicInteger();
-        AtomicInteger backendErrors = new AtomicInteger();
-        AtomicInteger timeouts = new AtomicInteger();
-        AtomicLong faultsEnded = new AtomicLong(Long.MAX_VALUE);
-        AtomicLong firstGrantAfterFaults = new AtomicLong();
-        List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
-        List<Thread> threads = new ArrayList<>();
-        for (int t = 0; t < clients.size(); t++) {
-            LockClient c = clients.get(t);
-            String who = "client " + t;
-            Thread thread = new Thread(() -> {
-                while (!stop.get()) {
-                    Optional<Lease> lease;
-                    try {
-                        // short waits: most attempts time out in the queue and are abandoned
-                        lease = c.lock(name).tryAcquire(Duration.ofMillis(300));
-                    } catch (LockBackendException e) {
-                        backendErrors.incrementAndGet(); // allowed while a member is cut off; undone by abandon
-                        continue;
-                    } catch (Throwable e) {
-                        failures.add(e);
-                        return;
-                    }
-                    if (lease.isEmpty()) {
-                        timeouts.incrementAndGet();
-                        continue;
-                    }
-                    try (Lease l = lease.get()) {
-                        long in = log.enter(l);
-                        if (in - faultsEnded.get() > 0) {
-                            firstGrantAfterFaults.compareAndSet(0, in);
-                        }
-                        grants.incrementAndGet();
-                        TestTiming.sleep(ThreadLocalRandom.current().nextInt(10, 40));
-                        log.exit(who, l, in);
-                    } catch (Throwable e) {
-                        failures.add(e);
-                        return;
-                    }
-                }
-            }, "test-churn-" + t);
-            threads.add(thread);
-            thread.start();
-        }
+        SplittableRandom random = new SplittableRandom(SEED);
+        // short waits: most attempts time out in the queue and are abandoned
+        Contention contention = Contention.start(clients, name, Duration.ofMillis(300), random.nextLong());
         List<String> cuts = new ArrayList<>();
         try {
             TestTiming.sleep(1000);
@@ -330,29 +291,20 @@ class EtcdPartitionTest {
                 int victim = round % 2 == 0 ? follower() : etcd.leader();
                 etcd.isolate(victim);
                 cuts.add(etcd.member(victim).name + (round % 2 == 0 ? "(follower)" : "(leader)"));
-                TestTiming.sleep(ThreadLocalRandom.current().nextInt(1000, 2500));
+                TestTiming.sleep(random.nextInt(1000, 2500));
                 etcd.heal();
-                TestTiming.sleep(ThreadLocalRandom.current().nextInt(300, 1500));
+                TestTiming.sleep(random.nextInt(300, 1500));
             }
         } finally {
             etcd.heal();
-            faultsEnded.set(System.nanoTime());
+            contention.faultsEnded();
         }
         // no fault left: the lock is granted again within two lease times plus the operation
         // timeout (a key of an acquisition that is over, on a lease its client keeps renewing, would
         // block it for good); 2 s more for a loaded machine
         Duration bound = LEASE.multipliedBy(2).plus(TIMEOUT).plusSeconds(2);
-        long deadline = faultsEnded.get() + bound.toNanos();
-        while (firstGrantAfterFaults.get() == 0 && System.nanoTime() - deadline < 0) {
-            TestTiming.sleep(10);
-        }
-        long firstGrantMillis = firstGrantAfterFaults.get() == 0 ? -1
-                : TimeUnit.NANOSECONDS.toMillis(firstGrantAfterFaults.get() - faultsEnded.get());
-        stop.set(true);
-        for (Thread thread : threads) {
-            thread.join(60_000);
-            assertTrue(!thread.isAlive(), thread.getName() + " did not finish");
-        }
+        long firstGrantMillis = contention.awaitGrantAfterFaults(bound);
+        contention.stop();
         // every contender has stopped, and every client is still open (so are its leases): within two
         // lease times plus the operation timeout nothing may be left under the lock's prefix
         List<KeyValue> left;
@@ -367,13 +319,10 @@ class EtcdPartitionTest {
         String leftText = left.stream().map(kv -> utf8(kv.getKey()) + "=" + utf8(kv.getValue()) + " (lease "
                 + Long.toHexString(kv.getLease()) + ", created at " + kv.getCreateRevision() + ")")
                 .collect(Collectors.joining(", "));
-        System.out.println("[dlock-etcd] repeated isolations " + cuts + ": " + grants.get() + " grants, "
-                + timeouts.get() + " waits timed out (abandoned), " + backendErrors.get()
-                + " acquires failed with LockBackendException; first grant " + firstGrantMillis
+        System.out.println("[dlock-etcd] repeated isolations (seed " + SEED + ") " + cuts + ": " + contention.summary()
+                + "; first grant " + firstGrantMillis
                 + " ms after the faults stopped; keys left: [" + leftText + "]");
-        if (!failures.isEmpty()) {
-            throw new AssertionError("a contender failed", failures.get(0));
-        }
+        HoldLog log = contention.log();
         log.overlap().ifPresent(o -> fail("two proven holds overlap: " + o));
         log.tokenRegression().ifPresent(r -> fail("tokens went backwards: " + r));
         assertTrue(firstGrantMillis >= 0, "no grant within " + bound.toMillis() + " ms after the faults stopped; keys "

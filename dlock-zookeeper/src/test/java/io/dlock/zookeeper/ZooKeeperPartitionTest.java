@@ -14,6 +14,7 @@ import io.dlock.LockClientConfig;
 import io.dlock.LockOptions;
 import io.dlock.tck.ClusterControl;
 import io.dlock.tck.HoldLog;
+import io.dlock.tck.TckSupport;
 import io.dlock.tck.NetworkNamespaces;
 import io.dlock.tck.TestTiming;
 import java.nio.charset.StandardCharsets;
@@ -22,8 +23,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
+import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -54,6 +55,8 @@ class ZooKeeperPartitionTest {
     private static final Duration SESSION = ZooKeeperFixture.SESSION;
     private static final Duration LEASE = SESSION;
     private static final Duration TIMEOUT = Duration.ofSeconds(1);
+    /** The seed of the churn tests\' fault timing and hold times: the TCK\'s, printed with the results. */
+    private static final long SEED = Long.getLong("dlock.tck.seed", TckSupport.DEFAULT_SEED);
 
     private static ZkEnsemble zk;
     private final List<AutoCloseable> toClose = new ArrayList<>();
@@ -403,53 +406,9 @@ class ZooKeeperPartitionTest {
         for (int i = 0; i < 4; i++) {
             clients.add(client());
         }
-        HoldLog log = new HoldLog();
-        AtomicBoolean stop = new AtomicBoolean();
-        AtomicInteger grants = new AtomicInteger();
-        AtomicInteger backendErrors = new AtomicInteger();
-        AtomicInteger timeouts = new AtomicInteger();
-        AtomicLong faultsEnded = new AtomicLong(Long.MAX_VALUE);
-        AtomicLong firstGrantAfterFaults = new AtomicLong();
-        List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
-        List<Thread> threads = new ArrayList<>();
-        for (int t = 0; t < clients.size(); t++) {
-            LockClient c = clients.get(t);
-            String who = "client " + t;
-            Thread thread = new Thread(() -> {
-                while (!stop.get()) {
-                    Optional<Lease> lease;
-                    try {
-                        // short waits: most attempts time out in the queue and are abandoned
-                        lease = c.lock(name).tryAcquire(Duration.ofMillis(300));
-                    } catch (LockBackendException e) {
-                        backendErrors.incrementAndGet(); // allowed while a member is cut off
-                        TestTiming.sleep(20);
-                        continue;
-                    } catch (Throwable e) {
-                        failures.add(e);
-                        return;
-                    }
-                    if (lease.isEmpty()) {
-                        timeouts.incrementAndGet();
-                        continue;
-                    }
-                    try (Lease l = lease.get()) {
-                        long in = log.enter(l);
-                        if (in - faultsEnded.get() > 0) {
-                            firstGrantAfterFaults.compareAndSet(0, in);
-                        }
-                        grants.incrementAndGet();
-                        TestTiming.sleep(ThreadLocalRandom.current().nextInt(10, 40));
-                        log.exit(who, l, in);
-                    } catch (Throwable e) {
-                        failures.add(e);
-                        return;
-                    }
-                }
-            }, "test-churn-" + t);
-            threads.add(thread);
-            thread.start();
-        }
+        SplittableRandom random = new SplittableRandom(SEED);
+        // short waits: most attempts time out in the queue and are abandoned
+        io.dlock.tck.Contention contention = io.dlock.tck.Contention.start(clients, name, Duration.ofMillis(300), random.nextLong());
         List<String> cuts = new ArrayList<>();
         try {
             TestTiming.sleep(1000);
@@ -457,28 +416,19 @@ class ZooKeeperPartitionTest {
                 int victim = round % 2 == 0 ? follower() : zk.awaitLeader(-1);
                 zk.isolate(victim);
                 cuts.add("m" + victim + (round % 2 == 0 ? "(follower)" : "(leader)"));
-                TestTiming.sleep(ThreadLocalRandom.current().nextInt(1000, 2500));
+                TestTiming.sleep(random.nextInt(1000, 2500));
                 zk.heal();
-                TestTiming.sleep(ThreadLocalRandom.current().nextInt(300, 1500));
+                TestTiming.sleep(random.nextInt(300, 1500));
             }
         } finally {
             zk.heal();
-            faultsEnded.set(System.nanoTime());
+            contention.faultsEnded();
         }
         // no fault left: the lock is granted again within two lease times plus the operation
         // timeout (the TCK's N2 promise), plus 500 ms for the contenders' retry cap
         Duration bound = LEASE.multipliedBy(2).plus(TIMEOUT).plusMillis(500);
-        long deadline = faultsEnded.get() + bound.toNanos();
-        while (firstGrantAfterFaults.get() == 0 && System.nanoTime() - deadline < 0) {
-            TestTiming.sleep(10);
-        }
-        long firstGrantMillis = firstGrantAfterFaults.get() == 0 ? -1 : millis(firstGrantAfterFaults.get()
-                - faultsEnded.get());
-        stop.set(true);
-        for (Thread thread : threads) {
-            thread.join(60_000);
-            assertFalse(thread.isAlive(), thread.getName() + " did not finish");
-        }
+        long firstGrantMillis = contention.awaitGrantAfterFaults(bound);
+        contention.stop();
         // every contender has stopped, and every client is still open (so are its sessions): within
         // two lease times plus the operation timeout no lock node may be left in the lock's queue
         String parent = "/partition/dlock/_" + name;
@@ -491,13 +441,10 @@ class ZooKeeperPartitionTest {
                 left = reader.children(parent);
             }
         }
-        System.out.println("[dlock-zk] repeated isolations " + cuts + ": " + grants.get() + " grants, "
-                + timeouts.get() + " waits timed out (abandoned), " + backendErrors.get()
-                + " acquires failed with LockBackendException; first grant " + firstGrantMillis
+        System.out.println("[dlock-zk] repeated isolations (seed " + SEED + ") " + cuts + ": " + contention.summary()
+                + "; first grant " + firstGrantMillis
                 + " ms after the faults stopped; nodes left: " + left);
-        if (!failures.isEmpty()) {
-            throw new AssertionError("a contender failed", failures.get(0));
-        }
+        HoldLog log = contention.log();
         log.overlap().ifPresent(o -> fail("two proven holds overlap: " + o));
         log.tokenRegression().ifPresent(r -> fail("tokens went backwards: " + r));
         assertTrue(firstGrantMillis >= 0, "no grant within " + bound.toMillis() + " ms after the faults stopped; nodes "
