@@ -51,6 +51,7 @@ final class Child {
     private final Supplier<Duration> remaining;
     private final Deadlines deadlines; // guarded by this
     private final long pollNanos;
+    private final Duration grace;
     private long sentTerm; // guarded by this; the deadlines last sent
     private long sentKill; // guarded by this
     private boolean sentStop; // guarded by this
@@ -58,7 +59,8 @@ final class Child {
     private boolean sendNow; // guarded by this: a stop was asked for and is not sent yet
 
     private Child(Process watchdog, String label, Path dir, FileChannel beats, Supplier<Duration> remaining,
-                  Deadlines deadlines, Duration renewInterval) {
+                  Deadlines deadlines, Duration renewInterval, Duration grace) {
+        this.grace = grace;
         this.watchdog = watchdog;
         this.label = label;
         this.dir = dir;
@@ -108,7 +110,7 @@ final class Child {
             ProcessBuilder pb = new ProcessBuilder(argv).inheritIO();
             pb.environment().putAll(env);
             Process watchdog = pb.start();
-            Child child = new Child(watchdog, program, dir, beats, remaining, deadlines, renewInterval);
+            Child child = new Child(watchdog, program, dir, beats, remaining, deadlines, renewInterval, grace);
             child.feedOnce(); // the watchdog starts the command once it has its first deadlines
             Thread feeder = new Thread(child::feed, "dlock-watchdog-feed-" + watchdog.pid());
             feeder.setDaemon(true);
@@ -207,11 +209,23 @@ final class Child {
      */
     int stop() {
         terminate();
+        // the watchdog sends SIGKILL within the grace and then exits; if it does not (someone stopped or
+        // killed it), this JVM kills what it can see of the command itself rather than wait for ever
+        long deadline = System.nanoTime() + Math.min(grace.toNanos(), TimeUnit.DAYS.toNanos(1)) + STOP_MARGIN_NANOS;
         boolean interrupted = false;
         try {
             while (true) {
                 try {
-                    return watchdog.waitFor(); // the watchdog sends SIGKILL by a deadline and then exits
+                    long left = deadline - System.nanoTime();
+                    if (watchdog.waitFor(Math.max(0, left), TimeUnit.NANOSECONDS)) {
+                        return watchdog.exitValue();
+                    }
+                    System.err.println("dlock: the watchdog of '" + label + "' did not stop the command in time; "
+                            + "killing it and what it started");
+                    watchdog.descendants().forEach(ProcessHandle::destroyForcibly);
+                    watchdog.destroyForcibly();
+                    watchdog.waitFor(STOP_MARGIN_NANOS, TimeUnit.NANOSECONDS);
+                    return 128 + 9;
                 } catch (InterruptedException e) {
                     interrupted = true; // a stop must finish: the lock is gone or about to be let go
                 }
@@ -222,6 +236,9 @@ final class Child {
             }
         }
     }
+
+    /** How long a stop waits beyond the grace for the watchdog's own SIGKILL before it kills from here. */
+    private static final long STOP_MARGIN_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     // ------------------------------------------------------------------ feeding the watchdog
 

@@ -96,6 +96,7 @@ class ChildTest {
         while (read(pid).isEmpty() && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
+        assertFalse(read(pid).isEmpty(), "the command started");
         long validUntil = lease.stop();
         assertTrue(c.waitFor(PROMPT), "the command was stopped");
         long exitedAt = System.nanoTime();
@@ -105,6 +106,11 @@ class ChildTest {
         // exit take milliseconds, and a busy machine can add a little: a second is plenty
         assertTrue(exitedAt - validUntil < Duration.ofSeconds(1).toNanos(), "killed "
                 + (exitedAt - validUntil) / 1_000_000 + " ms after the validity ended");
+        // and not at SIGTERM: the command ignored it, so only the SIGKILL due at the validity's end ended it.
+        // SIGTERM came 500 ms (the grace) before that; the watchdog learns the deadline from readings taken
+        // every 50 ms and counts in whole milliseconds, so 250 ms of slack still tells the two apart
+        assertTrue(exitedAt - validUntil > -Duration.ofMillis(250).toNanos(), "killed "
+                + (validUntil - exitedAt) / 1_000_000 + " ms before the validity ended");
     }
 
     @Test
@@ -117,6 +123,7 @@ class ChildTest {
         while (read(pids).isEmpty() && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
+        assertFalse(read(pids).isEmpty(), "the command started");
         long[] both = Stream.of(read(pids).split(" ")).mapToLong(Long::parseLong).toArray();
         assertEquals(143, c.stop(), "SIGTERM ended the shell (128 + 15)");
         assertFalse(c.isAlive());
