@@ -16,7 +16,7 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * @param rvn the record version, a fresh random id on every grant, renewal and release; null if
  *     never written
  * @param leaseMillis the holder's lease time in milliseconds, 0 when free
- * @param queue the waiters' tickets in arrival order (see {@link #ticket(String, long)}); empty
+ * @param queue the waiters' tickets in arrival order (see {@link #ticket(String, int, long)}); empty
  *     when nobody waits in line
  */
 record LockItem(String owner, long token, String rvn, long leaseMillis, List<String> queue) {

@@ -144,11 +144,6 @@ final class Calls {
             return answered != null ? answered.sentAt : lastSentAt;
         }
 
-        /** @return how many requests this call sent */
-        int sends() {
-            return sends;
-        }
-
         /**
          * @return whether a request of this call may be applied by etcd later without this call
          *     knowing: every request sent but the one whose answer was used

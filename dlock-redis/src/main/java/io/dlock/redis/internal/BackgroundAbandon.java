@@ -23,8 +23,18 @@ final class BackgroundAbandon implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BackgroundAbandon.class);
     private static final long FIRST_RETRY_MILLIS = 50;
     private static final long MAX_RETRY_MILLIS = 1000;
-    /** How long close() waits for a try in flight: it is bounded by its own short budget. */
+    /**
+     * How long close() waits for the thread to stop; a try in flight is interrupted and bounded by
+     * the backend's clean-up budget, and one still running after this ends with the client anyway.
+     */
     private static final long CLOSE_WAIT_MILLIS = 2000;
+    /**
+     * The most grants waiting to be undone: past it, a new one is left to expire on the server
+     * (within its lease time), so an outage that fails many acquisitions cannot grow the queue.
+     */
+    static final int MAX_PENDING = 1024;
+
+    private final java.util.concurrent.atomic.AtomicInteger pending = new java.util.concurrent.atomic.AtomicInteger();
 
     private final ThreadFactory threads;
     private final Predicate<AcquireRequest> tryOnce;
@@ -46,6 +56,12 @@ final class BackgroundAbandon implements AutoCloseable {
      * @param request the attempt whose grant may be held
      */
     void add(AcquireRequest request) {
+        if (pending.incrementAndGet() > MAX_PENDING) {
+            pending.decrementAndGet();
+            LOG.debug("dlock: {} grants already wait to be undone; a possible grant of lock '{}' ends by expiry",
+                    MAX_PENDING, request.name());
+            return;
+        }
         schedule(request, System.nanoTime() + request.leaseTime().toNanos(), FIRST_RETRY_MILLIS);
     }
 
@@ -53,6 +69,7 @@ final class BackgroundAbandon implements AutoCloseable {
         ScheduledThreadPoolExecutor e;
         synchronized (this) {
             if (closed) {
+                pending.decrementAndGet();
                 return;
             }
             if (executor == null) {
@@ -64,16 +81,18 @@ final class BackgroundAbandon implements AutoCloseable {
         try {
             e.schedule(() -> retry(request, until, delayMillis), delayMillis, TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException closing) {
-            // closed meanwhile: the grant ends by expiry
+            pending.decrementAndGet(); // closed meanwhile: the grant ends by expiry
         }
     }
 
     private void retry(AcquireRequest request, long until, long delayMillis) {
         if (tryOnce.test(request)) {
+            pending.decrementAndGet();
             LOG.debug("dlock: undid a possible grant of lock '{}' in the background", request.name());
             return;
         }
         if (System.nanoTime() - until >= 0) {
+            pending.decrementAndGet();
             LOG.debug("dlock: gave up undoing a possible grant of lock '{}'; it ends by expiry", request.name());
             return;
         }

@@ -329,10 +329,6 @@ final class RedisConnections implements AutoCloseable {
     }
 
     /**
-     * A failure, its causes and what they suppressed (jedis reports why each address of a host
-     * refused as suppressed exceptions), outermost first.
-     */
-    /**
      * Whether a failure's messages name the URI's user or password: then it must not become the
      * cause of our exception, whose stack trace would print them (the scrubbed detail is in our
      * message).
@@ -347,6 +343,10 @@ final class RedisConnections implements AutoCloseable {
         return false;
     }
 
+    /**
+     * A failure, its causes and what they suppressed (jedis reports why each address of a host
+     * refused as suppressed exceptions), outermost first.
+     */
     static List<Throwable> chain(Throwable e) {
         List<Throwable> out = new ArrayList<>();
         ArrayDeque<Throwable> todo = new ArrayDeque<>();

@@ -13,7 +13,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Says why no ZooKeeper session came: after a connection attempt failed, one plain TCP connect to
- * each configured address, all at once on the caller's thread, bounded by a short budget. It tells
+ * each configured address, on the caller's thread, the connects bounded by a short budget (a host
+ * name is resolved first, by the system's resolver and its own timeouts; the client resolved the
+ * same names a moment before, so the answers are usually cached). It tells
  * apart "nothing listens" (refused), "something listens but never spoke ZooKeeper" (accepted: a
  * wrong port, another service, or a paused or overloaded server) and "no answer at all" (a host down
  * or a firewall that drops packets). Stateless.

@@ -509,7 +509,6 @@ public final class ZkBackend implements LockBackend {
         }
     }
 
-    /** Closes the session (the server deletes its ephemeral nodes) and stops every thread. */
     /**
      * Closes the session (the server deletes this client's nodes at once) and stops every thread.
      * Bounded: the server gets one operation timeout to confirm the end of the session; after that
