@@ -445,6 +445,7 @@ public abstract class FaultToleranceTck extends TckSupport {
         long runStart = System.nanoTime();
         workers.forEach(Thread::start);
         int freezes = 0;
+        int crashes = 0;
         int pauses = 0;
         int restarts = 0;
         int leaderKills = 0;
@@ -480,6 +481,7 @@ public abstract class FaultToleranceTck extends TckSupport {
                     if (kind == null) {
                         victim.crash();
                         fault = "client crash";
+                        crashes++;
                     } else {
                         victim.inject(kind);
                         fault = "client " + kind;
@@ -542,7 +544,8 @@ public abstract class FaultToleranceTck extends TckSupport {
                 + " server restarts" + (excused.isEmpty() ? "" : " (holds straddling them excused)") + ", " + leaderKills
                 + " leader kills, " + isolations + " member isolations; " + verdict
                 + (stuck.isEmpty() ? "; grants resumed after every fault" : "; no grant in time after " + stuck));
-        writeFigures(duration, freezes, pauses, restarts, leaderKills, verdict);
+        writeFigures(duration, cluster.isPresent(), networkFaults, crashes, pauses, restarts, leaderKills, isolations, verdict,
+                stuck.size());
         assertTrue(verdict.grants() > 0, Rule.N1.failure("no grant at all in " + duration));
         assertEquals(0, verdict.staleAccepted(), Rule.N1.failure(verdict.toString()));
         assertEquals(0, verdict.lostUpdates(), Rule.N1.failure(verdict.toString()));
@@ -565,15 +568,20 @@ public abstract class FaultToleranceTck extends TckSupport {
     }
 
     /** Keeps the figures of the last randomized run next to the report, for docs/COMPATIBILITY.md. */
-    private void writeFigures(Duration duration, int freezes, int pauses, int restarts, int leaderKills, History.Verdict v) {
+    private void writeFigures(Duration duration, boolean cluster, Map<String, Integer> networkFaults, int crashes, int pauses,
+            int restarts, int leaderKills, int isolations, History.Verdict v, int stuck) {
         String dir = setting("dlock.tck.reportDir").orElse(null);
         if (dir == null || dir.isBlank() || !fixture().reportable()) {
             return;
         }
-        String line = String.join("\t", fixture().name(), duration.toString(), Long.toString(seed()), Integer.toString(freezes),
-                Integer.toString(pauses), Integer.toString(restarts), Integer.toString(leaderKills), Integer.toString(v.grants()),
-                Integer.toString(v.staleRejected()), Integer.toString(v.staleAccepted()), Integer.toString(v.lostUpdates()),
-                Integer.toString(v.overlaps()));
-        TckReport.writeNemesisFigures(java.nio.file.Path.of(dir), fixture().name(), duration, line);
+        StringBuilder kinds = new StringBuilder();
+        networkFaults.forEach((k, n) -> kinds.append(kinds.length() == 0 ? "" : ", ").append(k).append(' ').append(n));
+        String line = String.join("\t", fixture().name(), cluster ? "cluster" : "server", duration.toString(),
+                Long.toString(seed()), kinds.length() == 0 ? "0" : kinds.toString(), Integer.toString(crashes),
+                Integer.toString(pauses), Integer.toString(restarts), Integer.toString(leaderKills),
+                Integer.toString(isolations), Integer.toString(v.grants()), Integer.toString(v.staleRejected()),
+                Integer.toString(v.staleAccepted()), Integer.toString(v.lostUpdates()), Integer.toString(v.overlaps()),
+                Integer.toString(stuck));
+        TckReport.writeNemesisFigures(java.nio.file.Path.of(dir), fixture().name() + (cluster ? "-cluster" : ""), duration, line);
     }
 }

@@ -75,10 +75,12 @@ public final class TckReport {
      * that a long run's figures stay when the short run of the test command overwrites its own.
      *
      * @param dir the report directory
-     * @param provider the provider name
+     * @param provider the provider name, with {@code -cluster} appended for a run against a cluster
      * @param duration the run's length
-     * @param line the figures, tab-separated: provider, duration, seed, stalls, pauses, restarts,
-     *     leader kills, grants, stale writes rejected, stale writes accepted, lost updates, overlaps
+     * @param line the figures, tab-separated: provider, fixture ({@code server} or {@code cluster}), duration,
+     *     seed, client network faults by kind, client crashes, server pauses, server restarts, leader kills,
+     *     member isolations, grants, stale writes rejected, stale writes accepted, lost updates, overlaps,
+     *     faults after which no grant came in time
      * @throws UncheckedIOException if the file cannot be written
      */
     public static synchronized void writeNemesisFigures(Path dir, String provider, java.time.Duration duration, String line) {
@@ -90,6 +92,8 @@ public final class TckReport {
         }
     }
 
+    private static final int NEMESIS_COLUMNS = 16;
+
     private static List<String[]> readNemesisFigures(Path dir) {
         List<String[]> runs = new ArrayList<>();
         if (!Files.isDirectory(dir)) {
@@ -99,7 +103,7 @@ public final class TckReport {
             for (Path f : (Iterable<Path>) files.filter(p -> p.toString().endsWith(".run")).sorted()::iterator) {
                 String line = Files.readString(f, StandardCharsets.UTF_8).trim();
                 String[] parts = line.split("\t");
-                if (parts.length == 12) {
+                if (parts.length == NEMESIS_COLUMNS) {
                     runs.add(parts);
                 }
             }
@@ -191,13 +195,19 @@ public final class TckReport {
         List<String[]> runs = readNemesisFigures(dir);
         if (!runs.isEmpty()) {
             b.append("\n## Randomized fault runs (N1)\n\n")
-                    .append("The last run of each length per provider. Clients increment a fenced register under the lock ")
-                    .append("while a nemesis stalls client networks, pauses the server, kills and restarts it, or kills a ")
-                    .append("cluster's leader. `./scripts/test` runs 30 s per backend; the long runs come from ")
+                    .append("The last run of each length per provider and fixture. Four clients increment a fenced register ")
+                    .append("under one lock while a nemesis injects network faults on their links (by kind: FREEZE holds ")
+                    .append("bytes, DROP loses them both ways, DROP_ANSWERS and DROP_REQUESTS lose one direction, RESET ")
+                    .append("sends RST, LATENCY adds 50-500 ms per chunk, BLACK_HOLE accepts and never forwards), crashes ")
+                    .append("clients, pauses the server, kills and restarts it, kills a cluster's leader, or cuts a member ")
+                    .append("off from its peers while clients still reach it. After every fault a grant must come within ")
+                    .append("two lease times plus the operation timeout (the last column counts the faults after which ")
+                    .append("none did). `./scripts/test` runs 30 s per fixture; the long runs come from ")
                     .append("`mvn -pl <module> test -Dtest='*FaultTckTest' -Ddlock.tck.nemesis.duration=PT10M`.\n\n")
-                    .append("| provider | length | seed | client stalls | server pauses | server restarts | leader kills | grants ")
-                    .append("| stale writes rejected | stale writes accepted | lost updates | overlaps |\n")
-                    .append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                    .append("| provider | fixture | length | seed | client network faults | client crashes | server pauses ")
+                    .append("| server restarts | leader kills | member isolations | grants | stale writes rejected ")
+                    .append("| stale writes accepted | lost updates | overlaps | faults without a grant in time |\n")
+                    .append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
             for (String[] r : runs) {
                 b.append('|');
                 for (String cell : r) {
