@@ -64,7 +64,7 @@ public final class TckReport {
         }
         try {
             Files.createDirectories(dir);
-            Files.writeString(dir.resolve(provider + ".tsv"), b.toString(), StandardCharsets.UTF_8);
+            replace(dir.resolve(provider + ".tsv"), b.toString());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -86,7 +86,7 @@ public final class TckReport {
     public static synchronized void writeNemesisFigures(Path dir, String provider, java.time.Duration duration, String line) {
         try {
             Files.createDirectories(dir);
-            Files.writeString(dir.resolve(provider + ".N1-" + duration + ".run"), line + "\n", StandardCharsets.UTF_8);
+            replace(dir.resolve(provider + ".N1-" + duration + ".run"), line + "\n");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -218,9 +218,23 @@ public final class TckReport {
         }
         try {
             Files.createDirectories(out.toAbsolutePath().getParent());
-            Files.writeString(out, b.toString(), StandardCharsets.UTF_8);
+            replace(out, b.toString());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Writes a file whole or not at all: suites of a parallel build (one JVM per module) write the
+     * shared report at once, and a reader must never see half of one writer's text.
+     */
+    private static void replace(Path file, String text) throws IOException {
+        Path tmp = Files.createTempFile(file.toAbsolutePath().getParent(), file.getFileName().toString(), ".tmp");
+        try {
+            Files.writeString(tmp, text, StandardCharsets.UTF_8);
+            Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(tmp);
         }
     }
 }

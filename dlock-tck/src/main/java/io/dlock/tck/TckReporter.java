@@ -1,6 +1,11 @@
 package io.dlock.tck;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.AbstractMap;
 import java.util.EnumMap;
 import java.util.Map;
@@ -86,8 +91,23 @@ public final class TckReporter implements TestWatcher, AfterAllCallback {
         if (dir == null || dir.isBlank() || !tck.reportable() || results.isEmpty()) {
             return;
         }
-        Path reportDir = Path.of(dir);
-        TckReport.writeResults(reportDir, tck.fixtureName(), results);
-        TckReport.writeMarkdown(reportDir, reportDir.resolveSibling("COMPATIBILITY.md"));
+        Path reportDir = Path.of(dir).toAbsolutePath().normalize();
+        // the suites of a parallel build (one JVM per module) update the report at once: the results and the
+        // table written from them are one step under a lock that every JVM of this machine sees
+        Path lockFile = Path.of(System.getProperty("java.io.tmpdir"), "dlock-tck-report-"
+                + Integer.toHexString(reportDir.toString().hashCode()) + ".lock");
+        synchronized (TckReporter.class) {
+            try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+                FileLock lock = channel.lock();
+                try {
+                    TckReport.writeResults(reportDir, tck.fixtureName(), results);
+                    TckReport.writeMarkdown(reportDir, reportDir.resolveSibling("COMPATIBILITY.md"));
+                } finally {
+                    lock.release();
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("could not update the TCK report in " + reportDir, e);
+            }
+        }
     }
 }
