@@ -5,6 +5,12 @@ package io.dlock;
  * operation on the server is unknown; dlock never reports a grant it is not sure of, and a lock
  * that an acquire may have taken on the server is released on a best-effort basis or expires
  * after its lease time.
+ *
+ * <p>Two kinds, told apart by {@link #retryable()}: a <em>transient</em> failure (the server is
+ * unreachable, slow, failing over, or the connection broke), which a later attempt may not meet;
+ * and a <em>configuration</em> failure ({@link LockConfigurationException}: credentials rejected,
+ * permission denied, a table or other resource missing, a TLS mismatch, a server dlock cannot
+ * use), which every attempt meets until someone changes the configuration.
  */
 public class LockBackendException extends LockException {
 
@@ -19,5 +25,16 @@ public class LockBackendException extends LockException {
      */
     public LockBackendException(String message, String lockName, Throwable cause) {
         super(message, lockName, cause);
+    }
+
+    /**
+     * Says whether trying the operation again may succeed without anyone changing the
+     * configuration. A caller that retries should retry only these, with a backoff.
+     *
+     * @return {@code true} for a transient failure; {@code false} for a
+     *     {@link LockConfigurationException}
+     */
+    public boolean retryable() {
+        return true;
     }
 }
