@@ -137,7 +137,7 @@ final class DefaultDistributedLock implements DistributedLock {
                 outcome = waitNanos == 0 ? AcquireOutcome.CONTENDED : AcquireOutcome.TIMED_OUT;
                 return Optional.empty();
             }
-            String ownerId = Ids.newOwnerId();
+            String ownerId = io.dlock.spi.support.Ids.ownerId();
             AcquireAttempt attempt = client.backend().newAttempt(new AcquireRequest(name, ownerId, options.leaseTime()));
             boolean granted = false;
             try {

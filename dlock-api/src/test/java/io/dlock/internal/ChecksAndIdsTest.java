@@ -37,7 +37,7 @@ class ChecksAndIdsTest {
         int[] bitCounts = new int[128];
         int n = 2000;
         for (int i = 0; i < n; i++) {
-            String id = Ids.newOwnerId();
+            String id = io.dlock.spi.support.Ids.ownerId();
             assertTrue(id.matches("[0-9a-f]{32}"), id);
             ids.add(id);
             for (int b = 0; b < 128; b++) {

@@ -1,5 +1,6 @@
 package io.dlock.dynamodb.internal;
 
+import io.dlock.spi.support.LeaseTimes;
 import io.dlock.LockBackendException;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
@@ -88,7 +89,7 @@ final class DynamoDbAttempt implements AcquireAttempt {
      */
     static long ticketMillis(Duration lease, Duration retryCap) {
         // compared as a quarter lease: four times a cap of any size would overflow
-        return DynamoDbLockBackend.leaseMillis(retryCap.compareTo(lease.dividedBy(4)) < 0 ? retryCap.multipliedBy(4) : lease);
+        return LeaseTimes.ceilMillis(retryCap.compareTo(lease.dividedBy(4)) < 0 ? retryCap.multipliedBy(4) : lease);
     }
 
     @Override

@@ -1,15 +1,16 @@
 package io.dlock.dynamodb.internal;
 
+import io.dlock.spi.support.LeaseTimes;
 import io.dlock.Capability;
 import io.dlock.LockBackendException;
 import io.dlock.LockHolder;
 import io.dlock.Ticker;
+import io.dlock.spi.support.Ids;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.HeldLock;
 import io.dlock.spi.LockBackend;
-import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,7 +18,6 @@ import java.util.Collections;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -87,7 +87,6 @@ public final class DynamoDbLockBackend implements LockBackend {
     static final int RENEW_PARALLELISM = 8;
 
     private static final String CCF = "ConditionalCheckFailed";
-    private static final SecureRandom RANDOM = new SecureRandom();
     private static final AttributeValue ONE = AttributeValue.fromN("1");
 
     private static final String ACQUIRE_UPDATE = "SET #o = :me, #r = :rvn, #l = :l, #w = :w ADD #t :one";
@@ -129,7 +128,8 @@ public final class DynamoDbLockBackend implements LockBackend {
         this.retryCap = context.config().retryCap();
         // undoing a grant whose answer was lost is a courtesy (the lock is also taken over after its
         // lease time): do not double the caller's wait for it
-        this.abandonTimeout = max(min(timeout, Duration.ofMillis(200)), timeout.dividedBy(4));
+        // one clean-up request goes through the SDK over HTTPS: allow it 200 ms at least
+        this.abandonTimeout = LeaseTimes.abandonBudget(timeout, Duration.ofMillis(200));
         Region region = region(settings);
         this.sdkTimer = new ScheduledThreadPoolExecutor(1, context.threadFactory());
         sdkTimer.setRemoveOnCancelPolicy(true);
@@ -315,7 +315,7 @@ public final class DynamoDbLockBackend implements LockBackend {
         Map<String, AttributeValue> values = new HashMap<>();
         values.put(":me", AttributeValue.fromS(request.ownerId()));
         values.put(":rvn", AttributeValue.fromS(rvn));
-        values.put(":l", AttributeValue.fromN(Long.toString(leaseMillis(request.leaseTime()))));
+        values.put(":l", AttributeValue.fromN(Long.toString(LeaseTimes.ceilMillis(request.leaseTime()))));
         values.put(":w", AttributeValue.fromS(clock.instant().toString()));
         values.put(":one", ONE);
         String condition;
@@ -802,7 +802,7 @@ public final class DynamoDbLockBackend implements LockBackend {
         values.put(":rvn", AttributeValue.fromS(newRvn()));
         values.put(":w", AttributeValue.fromS(clock.instant().toString()));
         if (renew) {
-            values.put(":l", AttributeValue.fromN(Long.toString(leaseMillis(lock.leaseTime()))));
+            values.put(":l", AttributeValue.fromN(Long.toString(LeaseTimes.ceilMillis(lock.leaseTime()))));
         }
         return UpdateItemRequest.builder()
                 .tableName(settings.table)
@@ -881,15 +881,7 @@ public final class DynamoDbLockBackend implements LockBackend {
     }
 
     private static String newRvn() {
-        byte[] b = new byte[16];
-        RANDOM.nextBytes(b);
-        return HexFormat.of().formatHex(b);
-    }
-
-    /** Whole milliseconds, rounded up: a waiter may wait a little longer, never shorter. */
-    static long leaseMillis(Duration lease) {
-        long ms = lease.toMillis();
-        return lease.minusMillis(ms).isZero() ? Math.max(1, ms) : ms + 1;
+        return Ids.randomHex(16);
     }
 
     private static Duration min(Duration a, Duration b) {

@@ -1,12 +1,10 @@
 package io.dlock.dynamodb.internal;
 
 import io.dlock.spi.BackendUri;
+import io.dlock.spi.support.UriReader;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * A {@code dynamodb://TABLE?...} URI, checked and with its defaults applied. Immutable. Its
@@ -74,78 +72,51 @@ final class DynamoDbSettings {
      * @throws IllegalArgumentException naming the part that is wrong, with the URI redacted
      */
     static DynamoDbSettings from(BackendUri uri) {
-        String shown = uri.toString();
-        if (!uri.scheme().equals("dynamodb")) {
-            throw new IllegalArgumentException("uri scheme must be dynamodb, was '" + uri.scheme() + "': '" + shown + "'");
-        }
+        UriReader r = UriReader.of(uri, "dlock-dynamodb", KNOWN_PARAMS);
+        r.scheme("dynamodb");
         if (uri.user().isPresent() || uri.password().isPresent()) {
-            throw new IllegalArgumentException("uri user info is not used by dlock-dynamodb: give credentials as the "
-                    + "accessKeyId and secretAccessKey parameters, or leave them to the SDK's default chain (an '@' "
-                    + "anywhere in the uri, even in a parameter such as endpoint, starts user info; write it %40 in "
-                    + "a parameter): '" + shown + "'");
+            throw r.invalid("user info", "is not used by dlock-dynamodb: give credentials as the accessKeyId and "
+                    + "secretAccessKey parameters, or leave them to the SDK's default chain (an '@' anywhere in the uri, "
+                    + "even in a parameter such as endpoint, starts user info; write it %40 in a parameter)");
         }
         if (uri.hosts().size() != 1 || uri.hosts().get(0).port() >= 0 || !(uri.path().isEmpty() || uri.path().equals("/"))) {
-            throw new IllegalArgumentException("uri table: write dynamodb://TABLE?region=REGION (the table name where "
-                    + "a host would be, no port and no path), was '" + shown + "'");
+            throw r.invalid("table", "must be written dynamodb://TABLE?region=REGION (the table name where a host would "
+                    + "be, no port and no path)");
         }
         String table = uri.hosts().get(0).host();
         if (!table.matches("[A-Za-z0-9_.-]{3,255}")) {
-            throw new IllegalArgumentException("uri table name must be 3 to 255 letters, digits, '_', '-' or '.', was '"
-                    + table + "': '" + shown + "'");
+            throw r.invalid("table name", "must be 3 to 255 letters, digits, '_', '-' or '.', was '" + table + "'");
         }
-        for (String param : uri.params().keySet()) {
-            if (!KNOWN_PARAMS.contains(param)) {
-                throw new IllegalArgumentException("uri parameter '" + param + "' is unknown to dlock-dynamodb (known: "
-                        + String.join(", ", new TreeSet<>(KNOWN_PARAMS)) + "): '" + shown + "'");
-            }
-        }
-        Map<String, String> params = uri.params();
-        String region = params.get("region");
+        String region = r.text("region").orElse(null);
         if (region != null && !region.matches("[a-z0-9][a-z0-9-]{0,63}")) {
-            throw new IllegalArgumentException("uri parameter region must look like us-east-1, was '" + region
-                    + "': '" + shown + "'");
+            throw r.invalid("parameter region", "must look like us-east-1, was '" + region + "'");
         }
-        URI endpoint = null;
-        String rawEndpoint = params.get("endpoint");
-        if (rawEndpoint != null) {
-            endpoint = parseEndpoint(rawEndpoint, shown);
-        }
-        boolean createTable = booleanParam(params, "createTable", shown);
-        String accessKeyId = nonEmpty(params, "accessKeyId", shown);
-        String secretAccessKey = nonEmpty(params, "secretAccessKey", shown);
-        String sessionToken = nonEmpty(params, "sessionToken", shown);
-        String profile = nonEmpty(params, "profile", shown);
+        URI endpoint = r.text("endpoint").map(raw -> parseEndpoint(r, raw)).orElse(null);
+        boolean createTable = r.flag("createTable", false);
+        String accessKeyId = r.text("accessKeyId").orElse(null);
+        String secretAccessKey = r.text("secretAccessKey").orElse(null);
+        String sessionToken = r.text("sessionToken").orElse(null);
+        String profile = r.text("profile").orElse(null);
         if ((accessKeyId == null) != (secretAccessKey == null)) {
-            throw new IllegalArgumentException("uri parameters accessKeyId and secretAccessKey go together: give both "
-                    + "or neither (then the SDK's default credential chain is used): '" + shown + "'");
+            throw r.invalid("parameters accessKeyId and secretAccessKey", "go together: give both or neither (then the "
+                    + "SDK's default credential chain is used)");
         }
         if (sessionToken != null && accessKeyId == null) {
-            throw new IllegalArgumentException("uri parameter sessionToken needs accessKeyId and secretAccessKey: '"
-                    + shown + "'");
+            throw r.invalid("parameter sessionToken", "needs accessKeyId and secretAccessKey");
         }
         if (profile != null && accessKeyId != null) {
-            throw new IllegalArgumentException("uri parameters profile and accessKeyId exclude each other: choose one "
-                    + "source of credentials: '" + shown + "'");
+            throw r.invalid("parameters profile and accessKeyId", "exclude each other: choose one source of credentials");
         }
-        Renewal renewal = Renewal.AUTO;
-        String rawRenewal = params.get("renewal");
-        if (rawRenewal != null) {
-            try {
-                renewal = Renewal.valueOf(rawRenewal.trim().toUpperCase(Locale.ROOT));
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("uri parameter renewal must be auto, update or transaction, was '"
-                        + rawRenewal + "': '" + shown + "'", e);
-            }
-        }
+        Renewal renewal = r.choice("renewal", Renewal.AUTO);
         return new DynamoDbSettings(uri, table, region, endpoint, createTable, accessKeyId, secretAccessKey,
                 sessionToken, profile, renewal);
     }
 
-    private static URI parseEndpoint(String raw, String shown) {
+    private static URI parseEndpoint(UriReader r, String raw) {
         if (raw.indexOf('@') >= 0) {
             // never echo it: the part before '@' may be a password
-            throw new IllegalArgumentException("uri parameter endpoint must not contain user info ('@'): give "
-                    + "credentials as accessKeyId and secretAccessKey: '" + shown + "'");
+            throw r.invalid("parameter endpoint", "must not contain user info ('@'): give credentials as accessKeyId "
+                    + "and secretAccessKey");
         }
         URI endpoint;
         try {
@@ -156,38 +127,10 @@ final class DynamoDbSettings {
         if (endpoint == null || endpoint.getScheme() == null || endpoint.getHost() == null
                 || !(endpoint.getScheme().equalsIgnoreCase("http") || endpoint.getScheme().equalsIgnoreCase("https"))
                 || endpoint.getQuery() != null || endpoint.getFragment() != null) {
-            throw new IllegalArgumentException("uri parameter endpoint must be an http or https URL such as "
-                    + "http://127.0.0.1:8000, was '" + raw + "': '" + shown + "'");
+            throw r.invalid("parameter endpoint", "must be an http or https URL such as http://127.0.0.1:8000, was '"
+                    + raw + "'");
         }
         return endpoint;
-    }
-
-    private static boolean booleanParam(Map<String, String> params, String name, String shown) {
-        String raw = params.get(name);
-        if (raw == null) {
-            return false;
-        }
-        String v = raw.trim().toLowerCase(Locale.ROOT);
-        if (v.equals("true") || v.isEmpty()) {
-            return true;
-        }
-        if (v.equals("false")) {
-            return false;
-        }
-        throw new IllegalArgumentException("uri parameter " + name + " must be true or false, was '" + raw + "': '"
-                + shown + "'");
-    }
-
-    /** A parameter that, when present, must not be empty; its value is never shown. */
-    private static String nonEmpty(Map<String, String> params, String name, String shown) {
-        String v = params.get(name);
-        if (v == null) {
-            return null;
-        }
-        if (v.isEmpty()) {
-            throw new IllegalArgumentException("uri parameter " + name + " is empty: '" + shown + "'");
-        }
-        return v;
     }
 
     /** @return where requests go, for messages: the endpoint, or the region's standard one */

@@ -1,5 +1,6 @@
 package io.dlock.etcd.internal;
 
+import io.dlock.spi.support.LeaseTimes;
 import io.dlock.LockBackendException;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
@@ -90,7 +91,7 @@ final class EtcdAttempt implements AcquireAttempt {
         this.sharedPath = backend.claimPath(name, this);
         this.ownKey = backend.keys().key(name, sharedPath ? backend.pathId() : request.ownerId());
         this.namePrefix = backend.keys().namePrefix(name);
-        this.ttlSeconds = Leases.ttlSeconds(request.leaseTime());
+        this.ttlSeconds = LeaseTimes.ceilSeconds(request.leaseTime());
         // a grant refreshes the lease first if its last refresh is older than 5% of the lease time, so
         // that the holder's validity and the key's life on the server both run a full lease from the grant
         this.staleNanos = request.leaseTime().toNanos() / 20;

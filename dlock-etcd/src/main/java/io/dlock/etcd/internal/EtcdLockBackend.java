@@ -1,9 +1,11 @@
 package io.dlock.etcd.internal;
 
+import io.dlock.spi.support.LeaseTimes;
 import io.dlock.Capability;
 import io.dlock.LockBackendException;
 import io.dlock.LockHolder;
 import io.dlock.Ticker;
+import io.dlock.spi.support.Ids;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.BackendContext;
@@ -87,15 +89,12 @@ public final class EtcdLockBackend implements LockBackend {
     private volatile Watch watch;
 
     private static final Object POISONED = new Object();
-    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
     private EtcdLockBackend(BackendContext context, EtcdSettings settings, TrustManagerFactory trust) {
         this.context = context;
         this.settings = settings;
         this.keys = new Keys(settings.prefix);
-        byte[] id = new byte[16];
-        RANDOM.nextBytes(id);
-        this.pathId = "c" + java.util.HexFormat.of().formatHex(id);
+        this.pathId = "c" + Ids.randomHex(16);
         SslContext ssl = settings.tls ? sslContext(settings, trust) : null;
         this.scheduler = new ScheduledThreadPoolExecutor(1, context.threadFactory());
         this.scheduler.setRemoveOnCancelPolicy(true);
@@ -288,9 +287,8 @@ public final class EtcdLockBackend implements LockBackend {
 
     private void end(PendingDelete p, Object pathUser) {
         String name = p.name;
-        long timeout = context.operationTimeout().toNanos();
-        // undoing is a courtesy the caller should not wait long for: a quarter of the timeout, at least 50 ms
-        long deadline = System.nanoTime() + Math.max(Math.min(timeout, TimeUnit.MILLISECONDS.toNanos(50)), timeout / 4);
+        // undoing is a courtesy the caller should not wait long for
+        long deadline = System.nanoTime() + LeaseTimes.abandonBudget(context.operationTimeout(), Duration.ofMillis(50)).toNanos();
         try {
             p.done(calls.run("abandon", name, deadline, p::send, true));
             if (pathUser != null) {

@@ -62,13 +62,6 @@ final class Leases {
         this.onGone = onGone;
     }
 
-    /** @return the whole seconds of TTL that cover a lease time: rounded up, at least 1 */
-    static long ttlSeconds(Duration leaseTime) {
-        long nanos = leaseTime.toNanos();
-        long seconds = nanos / 1_000_000_000L + (nanos % 1_000_000_000L == 0 ? 0 : 1);
-        return Math.max(1, seconds);
-    }
-
     /**
      * Returns the live lease for a TTL, granting one if there is none.
      *

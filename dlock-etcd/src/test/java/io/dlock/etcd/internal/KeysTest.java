@@ -56,10 +56,10 @@ class KeysTest {
 
     @Test
     void ttlsAreLeaseTimesRoundedUpToWholeSeconds() {
-        assertEquals(2, Leases.ttlSeconds(Duration.ofSeconds(2)));
-        assertEquals(3, Leases.ttlSeconds(Duration.ofMillis(2001)));
-        assertEquals(3, Leases.ttlSeconds(Duration.ofMillis(2999)));
-        assertEquals(1, Leases.ttlSeconds(Duration.ofMillis(10)));
-        assertEquals(3600, Leases.ttlSeconds(Duration.ofHours(1)));
+        assertEquals(2, io.dlock.spi.support.LeaseTimes.ceilSeconds(Duration.ofSeconds(2)));
+        assertEquals(3, io.dlock.spi.support.LeaseTimes.ceilSeconds(Duration.ofMillis(2001)));
+        assertEquals(3, io.dlock.spi.support.LeaseTimes.ceilSeconds(Duration.ofMillis(2999)));
+        assertEquals(1, io.dlock.spi.support.LeaseTimes.ceilSeconds(Duration.ofMillis(10)));
+        assertEquals(3600, io.dlock.spi.support.LeaseTimes.ceilSeconds(Duration.ofHours(1)));
     }
 }

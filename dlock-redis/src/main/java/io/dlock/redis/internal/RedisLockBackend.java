@@ -1,8 +1,10 @@
 package io.dlock.redis.internal;
 
+import io.dlock.spi.support.LeaseTimes;
 import io.dlock.Capability;
 import io.dlock.LockBackendException;
 import io.dlock.LockHolder;
+import io.dlock.spi.support.Ids;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
@@ -10,12 +12,10 @@ import io.dlock.spi.BackendContext;
 import io.dlock.spi.HeldLock;
 import io.dlock.spi.LockBackend;
 import java.nio.charset.StandardCharsets;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -51,7 +51,6 @@ public final class RedisLockBackend implements LockBackend {
     /** The most leases one renewal script call carries; longer lists take several calls. */
     static final int RENEW_BATCH = 512;
 
-    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final RedisSettings settings;
     private final Keys keys;
@@ -68,9 +67,9 @@ public final class RedisLockBackend implements LockBackend {
         this.settings = settings;
         this.keys = new Keys(settings.prefix);
         this.timeoutNanos = context.operationTimeout().toNanos();
-        this.lockDelayMillis = settings.lockDelay.isZero() ? "0" : Long.toString(leaseMillis(settings.lockDelay));
+        this.lockDelayMillis = settings.lockDelay.isZero() ? "0" : Long.toString(LeaseTimes.ceilMillis(settings.lockDelay));
         // undoing a lost grant is a courtesy (the key expires anyway): do not double the caller's wait
-        this.abandonNanos = Math.max(Math.min(timeoutNanos, TimeUnit.MILLISECONDS.toNanos(50)), timeoutNanos / 4);
+        this.abandonNanos = LeaseTimes.abandonBudget(context.operationTimeout(), Duration.ofMillis(50)).toNanos();
         int timeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, context.operationTimeout().toMillis()));
         JedisClientConfig clientConfig = clientConfig(settings, timeoutMillis);
         HostAndPort address = new HostAndPort(settings.host, settings.port);
@@ -81,7 +80,7 @@ public final class RedisLockBackend implements LockBackend {
         this.backgroundAbandon = new BackgroundAbandon(context.threadFactory(), this::tryAbandon);
         this.subscriber = new ReleaseSubscriber(settings, clientConfig,
                 new RedisSocketFactory(address, clientConfig, settings.tls, sslSocketFactory), context.threadFactory(),
-                keys.control(HexFormat.of().formatHex(randomBytes())),
+                keys.control(Ids.randomHex(8)),
                 TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + 1000);
     }
 
@@ -111,12 +110,6 @@ public final class RedisLockBackend implements LockBackend {
             b.user(settings.user).password(settings.password);
         }
         return b.build();
-    }
-
-    private static byte[] randomBytes() {
-        byte[] b = new byte[8];
-        RANDOM.nextBytes(b);
-        return b;
     }
 
     Keys keys() {
@@ -178,7 +171,7 @@ public final class RedisLockBackend implements LockBackend {
     AttemptResult acquire(AcquireRequest request) {
         String name = request.name();
         Object reply = connections.eval(Script.ACQUIRE, List.of(keys.lock(name), keys.fence(), keys.epoch()),
-                List.of(request.ownerId(), Long.toString(leaseMillis(request.leaseTime())), lockDelayMillis), "acquire",
+                List.of(request.ownerId(), Long.toString(LeaseTimes.ceilMillis(request.leaseTime())), lockDelayMillis), "acquire",
                 name, timeoutNanos, RedisLockBackend::granted);
         if (reply instanceof List<?> list && list.size() >= 2 && list.get(0) instanceof Long code) {
             if (code == 1L && list.size() == 2) {
@@ -266,7 +259,7 @@ public final class RedisLockBackend implements LockBackend {
                 args.add(expectedValue(lock));
             }
             for (HeldLock lock : batch) {
-                args.add(Long.toString(leaseMillis(lock.leaseTime())));
+                args.add(Long.toString(LeaseTimes.ceilMillis(lock.leaseTime())));
             }
             String lockName = batch.size() == 1 ? batch.get(0).name() : null;
             String operation = batch.size() == 1 ? "renewal" : "renewal of " + batch.size() + " leases";
@@ -333,15 +326,6 @@ public final class RedisLockBackend implements LockBackend {
 
     private static String expectedValue(HeldLock lock) {
         return lock.backendState() instanceof String value ? value : Keys.value(lock.ownerId(), lock.fencingToken());
-    }
-
-    /** Whole milliseconds, rounded up: the server may keep a lock a little longer, never shorter. */
-    static long leaseMillis(Duration lease) {
-        long ms = lease.toMillis();
-        if (lease.minusMillis(ms).isZero()) {
-            return Math.max(1, ms);
-        }
-        return Math.max(1, ms + 1);
     }
 
     private static long parseToken(Object raw) {

@@ -2,9 +2,9 @@ package io.dlock.redis.internal;
 
 import io.dlock.LockOptions;
 import io.dlock.spi.BackendUri;
+import io.dlock.spi.support.UriReader;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -72,81 +72,29 @@ final class RedisSettings {
      * @throws IllegalArgumentException naming the part that is wrong, with the URI redacted
      */
     static RedisSettings from(BackendUri uri, Duration defaultLease) {
-        String shown = uri.toString();
-        String scheme = uri.scheme();
-        if (!scheme.equals("redis") && !scheme.equals("rediss")) {
-            throw new IllegalArgumentException("uri scheme must be redis or rediss, was '" + scheme + "': '" + shown + "'");
+        UriReader r = UriReader.of(uri, "dlock-redis", KNOWN_PARAMS);
+        String scheme = r.scheme("redis", "rediss");
+        if (uri.hosts().size() > 1) {
+            throw r.invalid("host", "must be one host: dlock-redis talks to one Redis server, but the uri names "
+                    + uri.hosts().size() + " hosts " + uri.hosts() + " (Redis Cluster and Sentinel are not supported)");
         }
-        List<BackendUri.HostPort> hosts = uri.hosts();
-        if (hosts.isEmpty()) {
-            throw new IllegalArgumentException("uri host is missing: write " + scheme + "://host:port, was '" + shown + "'");
-        }
-        if (hosts.size() > 1) {
-            throw new IllegalArgumentException("uri host: dlock-redis talks to one Redis server, but the uri names "
-                    + hosts.size() + " hosts " + hosts + " (Redis Cluster and Sentinel are not supported): '" + shown + "'");
-        }
-        BackendUri.HostPort hostPort = hosts.get(0);
-        int port = hostPort.portOr(DEFAULT_PORT);
-        if (port == 0) {
-            throw new IllegalArgumentException("uri port must be 1 to 65535, was 0: '" + shown + "'");
-        }
-        int database = parseDatabase(uri.path(), shown);
-        String user = uri.user().orElse(null);
-        String password = uri.password().orElse(null);
-        if (user != null && password == null) {
-            // never echo it: it is as likely a password written without the ':' as a user name
-            throw new IllegalArgumentException("uri user info has no ':', so it would be a user name without a "
-                    + "password; write " + scheme + "://:PASSWORD@host for a password alone, or " + scheme
-                    + "://USER:PASSWORD@host: '" + shown + "'");
-        }
-        if (password != null && password.isEmpty()) {
-            throw new IllegalArgumentException("uri password is empty: leave out the user info or give the password: '"
-                    + shown + "'");
-        }
-        for (String param : uri.params().keySet()) {
-            if (!KNOWN_PARAMS.contains(param)) {
-                throw new IllegalArgumentException("uri parameter '" + param + "' is unknown to dlock-redis (known: "
-                        + String.join(", ", new java.util.TreeSet<>(KNOWN_PARAMS)) + "): '" + shown + "'");
-            }
-        }
-        Map<String, String> params = uri.params();
-        String prefix = params.getOrDefault("prefix", DEFAULT_PREFIX);
-        if (prefix.isEmpty()) {
-            throw new IllegalArgumentException("uri parameter prefix must not be empty (default '" + DEFAULT_PREFIX
-                    + "'): '" + shown + "'");
-        }
-        int poolSize = intParam(params, "poolSize", DEFAULT_POOL_SIZE, 1, MAX_POOL_SIZE, shown);
-        int waitReplicas = intParam(params, "waitReplicas", 0, 0, MAX_WAIT_REPLICAS, shown);
-        Duration lockDelay = uri.durationParam("lockDelay").orElse(null);
-        if (lockDelay == null) {
-            lockDelay = defaultLease.compareTo(DEFAULT_LOCK_DELAY) > 0 && defaultLease.compareTo(MAX_LOCK_DELAY) <= 0
-                    ? defaultLease : DEFAULT_LOCK_DELAY;
-        } else if (!lockDelay.isZero() && (lockDelay.compareTo(MIN_LOCK_DELAY) < 0 || lockDelay.compareTo(MAX_LOCK_DELAY) > 0)) {
-            throw new IllegalArgumentException("uri parameter lockDelay must be 0 (no lock-delay) or from "
-                    + MIN_LOCK_DELAY + " to " + MAX_LOCK_DELAY + ", was '" + params.get("lockDelay") + "': '" + shown + "'");
-        }
-        return new RedisSettings(uri, scheme.equals("rediss"), hostPort.host(), port, database, user, password,
-                prefix, poolSize, waitReplicas, lockDelay);
+        BackendUri.HostPort hostPort = r.hosts(DEFAULT_PORT, 1, scheme + "://host:port").get(0);
+        int database = parseDatabase(r);
+        Optional<UriReader.Credentials> credentials = r.credentials(true, scheme + "://:PASSWORD@host for a password "
+                + "alone, or " + scheme + "://USER:PASSWORD@host");
+        String prefix = r.text("prefix", DEFAULT_PREFIX);
+        int poolSize = r.integer("poolSize", DEFAULT_POOL_SIZE, 1, MAX_POOL_SIZE);
+        int waitReplicas = r.integer("waitReplicas", 0, 0, MAX_WAIT_REPLICAS);
+        Duration lockDelay = r.duration("lockDelay", MIN_LOCK_DELAY, MAX_LOCK_DELAY, true).orElseGet(() ->
+                defaultLease.compareTo(DEFAULT_LOCK_DELAY) > 0 && defaultLease.compareTo(MAX_LOCK_DELAY) <= 0
+                        ? defaultLease : DEFAULT_LOCK_DELAY);
+        return new RedisSettings(uri, scheme.equals("rediss"), hostPort.host(), hostPort.port(), database,
+                credentials.map(UriReader.Credentials::user).orElse(null),
+                credentials.map(UriReader.Credentials::password).orElse(null), prefix, poolSize, waitReplicas, lockDelay);
     }
 
-    private static int intParam(Map<String, String> params, String name, int defaultValue, int min, int max,
-                                String shown) {
-        String raw = params.get(name);
-        if (raw == null) {
-            return defaultValue;
-        }
-        int n = -1;
-        if (raw.trim().matches("[0-9]{1,9}")) {
-            n = Integer.parseInt(raw.trim());
-        }
-        if (n < min || n > max) {
-            throw new IllegalArgumentException("uri parameter " + name + " must be a number from " + min + " to " + max
-                    + ", was '" + raw + "': '" + shown + "'");
-        }
-        return n;
-    }
-
-    private static int parseDatabase(String path, String shown) {
+    private static int parseDatabase(UriReader r) {
+        String path = r.uri().path();
         if (path.isEmpty() || path.equals("/")) {
             return 0;
         }
@@ -156,15 +104,14 @@ final class RedisSettings {
             n = Integer.parseInt(db);
         }
         if (n < 0) {
-            throw new IllegalArgumentException("uri database must be a number from 0, as in /0, was '" + path
-                    + "': '" + shown + "'");
+            throw r.invalid("database", "must be a number from 0, as in /0, was '" + path + "'");
         }
         return n;
     }
 
     /** @return the server's address for messages: {@code host:port}, IPv6 in brackets */
     String address() {
-        return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
+        return UriReader.authority(new BackendUri.HostPort(host, port));
     }
 
     /** @return how messages name the server, e.g. {@code Redis at 10.0.0.5:6379 (db 2, TLS)} */

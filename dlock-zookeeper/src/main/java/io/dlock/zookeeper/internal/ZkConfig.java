@@ -1,11 +1,12 @@
 package io.dlock.zookeeper.internal;
 
 import io.dlock.spi.BackendUri;
+import io.dlock.spi.support.UriReader;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.apache.zookeeper.common.PathUtils;
 
@@ -46,60 +47,44 @@ final class ZkConfig {
     }
 
     static ZkConfig from(BackendUri uri) {
-        String shown = uri.toString();
-        if (uri.hosts().isEmpty()) {
-            throw new IllegalArgumentException("uri must name at least one ZooKeeper host, was '" + shown + "'");
-        }
+        UriReader r = UriReader.of(uri, "dlock-zookeeper", PARAMS);
+        String scheme = r.scheme("zookeeper", "zk");
         List<String> hosts = new ArrayList<>();
         List<InetSocketAddress> addresses = new ArrayList<>();
-        for (BackendUri.HostPort hp : uri.hosts()) {
-            String host = hp.host().contains(":") ? "[" + hp.host() + "]" : hp.host();
-            hosts.add(host + ":" + hp.portOr(DEFAULT_PORT));
-            addresses.add(InetSocketAddress.createUnresolved(hp.host(), hp.portOr(DEFAULT_PORT)));
+        for (BackendUri.HostPort hp : r.hosts(DEFAULT_PORT, Integer.MAX_VALUE, scheme + "://host:port[,host:port...]")) {
+            hosts.add(UriReader.authority(hp));
+            addresses.add(InetSocketAddress.createUnresolved(hp.host(), hp.port()));
         }
-        for (Map.Entry<String, String> e : uri.params().entrySet()) {
-            if (!PARAMS.contains(e.getKey())) {
-                throw new IllegalArgumentException("uri has an unknown parameter '" + e.getKey()
-                        + "' (known: prefix, sessionTimeout): '" + shown + "'");
-            }
-        }
-        String chroot = chroot(uri.path(), shown);
-        String prefix = uri.param("prefix").orElse(DEFAULT_PREFIX);
+        String chroot = chroot(r);
+        String prefix = r.text("prefix", DEFAULT_PREFIX);
         String prefixPath = "/" + prefix;
         try {
             PathUtils.validatePath(prefixPath);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("uri parameter prefix must be a relative ZooKeeper path such as "
-                    + "'dlock' or 'apps/dlock', was '" + prefix + "': " + e.getMessage(), e);
+            throw r.invalid("parameter prefix", "must be a relative ZooKeeper path such as 'dlock' or 'apps/dlock', was '"
+                    + prefix + "' (" + e.getMessage() + ")");
         }
         if (chroot.isEmpty() && reserved(prefixPath)) {
-            throw new IllegalArgumentException("uri parameter prefix must not be under /zookeeper, was '" + prefix + "'");
+            throw r.invalid("parameter prefix", "must not be under /zookeeper, was '" + prefix + "'");
         }
-        Duration session = uri.durationParam("sessionTimeout").map(d -> checkSession(d, uri.param("sessionTimeout").orElseThrow(), shown))
+        Duration session = r.duration("sessionTimeout", Duration.ofMillis(1), Duration.ofMillis(Integer.MAX_VALUE), false)
                 .orElse(DEFAULT_SESSION_TIMEOUT);
-        String user = uri.user().orElse(null);
-        String password = uri.password().orElse(null);
-        if (user != null && password == null) {
-            // never echo it: it is as likely a password written without the ':' as a user name
-            throw new IllegalArgumentException("uri user info has no ':', so it would be a user name without a "
-                    + "password; ZooKeeper digest authentication needs both: write zookeeper://USER:PASSWORD@host: '"
-                    + shown + "'");
+        Optional<UriReader.Credentials> credentials = r.credentials(false, scheme
+                + "://USER:PASSWORD@host (ZooKeeper digest authentication needs both)");
+        if (credentials.isPresent() && credentials.get().user().contains(":")) {
+            throw r.invalid("user", "must not contain ':'");
         }
-        if (user == null && password != null) {
-            throw new IllegalArgumentException("uri has a password but no user: '" + shown + "'");
-        }
-        if (user != null && user.contains(":")) {
-            throw new IllegalArgumentException("uri user must not contain ':': '" + shown + "'");
-        }
-        return new ZkConfig(String.join(",", hosts), addresses, chroot + prefixPath, session, user, password, shown);
+        return new ZkConfig(String.join(",", hosts), addresses, chroot + prefixPath, session,
+                credentials.map(UriReader.Credentials::user).orElse(null),
+                credentials.map(UriReader.Credentials::password).orElse(null), uri.toString());
     }
 
     boolean hasCredentials() {
         return user != null;
     }
 
-    private static String chroot(String path, String shown) {
-        String p = path;
+    private static String chroot(UriReader r) {
+        String p = r.uri().path();
         while (p.length() > 1 && p.endsWith("/")) {
             p = p.substring(0, p.length() - 1);
         }
@@ -109,24 +94,15 @@ final class ZkConfig {
         try {
             PathUtils.validatePath(p);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("uri has an invalid chroot '" + p + "': " + e.getMessage()
-                    + ": '" + shown + "'", e);
+            throw r.invalid("chroot '" + p + "'", "is not a valid ZooKeeper path (" + e.getMessage() + ")");
         }
         if (reserved(p)) {
-            throw new IllegalArgumentException("uri chroot must not be under /zookeeper, was '" + p + "'");
+            throw r.invalid("chroot", "must not be under /zookeeper, was '" + p + "'");
         }
         return p;
     }
 
     private static boolean reserved(String path) {
         return path.equals("/zookeeper") || path.startsWith("/zookeeper/");
-    }
-
-    private static Duration checkSession(Duration d, String value, String shown) {
-        if (d.isZero() || d.toMillis() > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("uri parameter sessionTimeout must be positive and at most "
-                    + Integer.MAX_VALUE + " ms, was '" + value + "': '" + shown + "'");
-        }
-        return d;
     }
 }
