@@ -30,6 +30,10 @@ import java.util.Set;
  */
 public interface LockClient extends AutoCloseable {
 
+    /** The longest lock name, in characters. */
+    int MAX_NAME_LENGTH = 512;
+
+
     /**
      * Opens a client for a backend URI with default settings.
      *
@@ -102,7 +106,7 @@ public interface LockClient extends AutoCloseable {
     /**
      * Returns a handle on a lock with the client's default options. Cheap: no I/O.
      *
-     * @param name any non-empty string of at most {@value io.dlock.internal.Names#MAX_LENGTH}
+     * @param name any non-empty string of at most {@value #MAX_NAME_LENGTH}
      *     characters without control characters; names are case-sensitive and distinct names
      *     never share a lock
      * @return the handle

@@ -4,7 +4,7 @@ package io.dlock.internal;
 public final class Names {
 
     /** The longest lock name, in UTF-16 characters. */
-    public static final int MAX_LENGTH = 512;
+    public static final int MAX_LENGTH = io.dlock.LockClient.MAX_NAME_LENGTH;
 
     private Names() { }
 

@@ -9,7 +9,7 @@ import java.time.Duration;
 import picocli.CommandLine.Option;
 
 /** The options every command that talks to a backend shares: the URI and the operation timeout. */
-public final class BackendOptions {
+final class BackendOptions {
 
     @Option(names = {"-u", "--uri"}, paramLabel = "URI", defaultValue = "${env:DLOCK_URI}",
             description = "The backend's URI; its scheme picks the backend: redis, rediss, zookeeper, zk, etcd, "

@@ -1,7 +1,7 @@
 package io.dlock.cli;
 
 /** A failure the command reports with a one-line message and a given exit status. */
-public final class CliException extends RuntimeException {
+final class CliException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 

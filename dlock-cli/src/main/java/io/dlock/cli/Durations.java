@@ -11,7 +11,7 @@ import picocli.CommandLine;
  * Parses and prints durations the way people type them: {@code 500ms}, {@code 10s}, {@code 1.5s},
  * {@code 2m}, {@code 1h}, a plain number of seconds, or ISO-8601 ({@code PT10S}).
  */
-public final class Durations implements CommandLine.ITypeConverter<Duration> {
+final class Durations implements CommandLine.ITypeConverter<Duration> {
 
     private static final Pattern SIMPLE = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h)?");
 

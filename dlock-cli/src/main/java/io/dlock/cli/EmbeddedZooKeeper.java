@@ -24,7 +24,7 @@ import org.apache.zookeeper.server.embedded.ZooKeeperServerEmbedded;
  * <p>The tick is 250 ms, so the server grants sessions of 0.5 to 5 seconds: short enough that an
  * expired lease is seen within seconds.
  */
-public final class EmbeddedZooKeeper implements AutoCloseable {
+final class EmbeddedZooKeeper implements AutoCloseable {
 
     /** The server's tick; sessions may last 2 to 20 ticks. */
     public static final Duration TICK = Duration.ofMillis(250);

@@ -6,7 +6,7 @@ package io.dlock.cli;
  * apart from these by the status alone; dlock prints a line on standard error whenever it is the
  * one that decides the status.
  */
-public final class ExitCodes {
+final class ExitCodes {
 
     /** Success; for {@code exec} and {@code elect}, the command exited with 0. */
     public static final int OK = 0;

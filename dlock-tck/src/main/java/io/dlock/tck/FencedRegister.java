@@ -10,7 +10,7 @@ import java.util.List;
  * once the successor has touched the register, every access of the stale holder is rejected.
  * Keeps a log of every accepted and rejected access for the checker. Thread-safe.
  */
-public final class FencedRegister {
+final class FencedRegister {
 
     /** One access, in the order the register saw it. */
     public record Access(String who, boolean write, long token, long value, boolean accepted, long at) { }

@@ -12,7 +12,7 @@ import java.util.Optional;
  * JVM. An operation whose outcome is unknown (a timeout, a crash) is never counted as a failure of
  * the system under test: the checker only convicts on what was proven. Thread-safe.
  */
-public final class History {
+final class History {
 
     /** How an operation ended. */
     public enum Outcome {

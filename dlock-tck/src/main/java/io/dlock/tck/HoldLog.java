@@ -15,6 +15,9 @@ import java.util.Optional;
  */
 public final class HoldLog {
 
+    /** Creates an empty log. */
+    public HoldLog() { }
+
     /** One proven hold. */
     public record Hold(String who, long token, long start, long end) { }
 

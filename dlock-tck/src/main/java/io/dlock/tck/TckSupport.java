@@ -43,6 +43,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class TckSupport {
 
+    /** Only this kit's suites extend it: a provider author extends {@link LockProviderTck} or {@link FaultToleranceTck}. */
+    TckSupport() { }
+
     /** The default seed of the TCK's randomness. */
     public static final long DEFAULT_SEED = 20261121L;
 

@@ -1,0 +1,14 @@
+/**
+ * The Redis backend of dlock: {@code redis://} and {@code rediss://} URIs, on jedis. Exports
+ * only its provider; the backend itself is internal.
+ */
+module io.dlock.redis {
+    requires transitive io.dlock;
+    requires org.apache.commons.pool2;
+    requires org.slf4j;
+    requires redis.clients.jedis;
+
+    exports io.dlock.redis;
+
+    provides io.dlock.spi.LockProvider with io.dlock.redis.RedisLockProvider;
+}
