@@ -7,7 +7,7 @@ import java.util.random.RandomGenerator;
  * Exponential backoff with full jitter: the n-th pause is uniform in
  * {@code [0, min(cap, base * 2^n)]}. Not thread-safe: one per waiting acquisition.
  */
-public final class Backoff {
+final class Backoff {
 
     private final long baseNanos;
     private final long capNanos;

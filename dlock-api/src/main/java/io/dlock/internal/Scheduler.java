@@ -4,7 +4,7 @@ package io.dlock.internal;
  * Runs short tasks after a delay. The core's only timer; tests substitute one driven by a fake
  * ticker so that no test sleeps for timing the core itself decides.
  */
-public interface Scheduler {
+interface Scheduler {
 
     /** A scheduled task that can be cancelled. */
     interface Task {
