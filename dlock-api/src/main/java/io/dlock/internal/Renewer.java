@@ -31,6 +31,8 @@ final class Renewer {
     private final Executor worker;
     private final Set<DefaultLease> leases = ConcurrentHashMap.newKeySet();
     private final ReentrantLock passLock = new ReentrantLock();
+    /** Whether a pass has been handed to the worker and has not taken {@link #passLock} yet. */
+    private final java.util.concurrent.atomic.AtomicBoolean passQueued = new java.util.concurrent.atomic.AtomicBoolean();
     private final Object scheduleLock = new Object();
     private Scheduler.Task next; // guarded by scheduleLock
     private long nextAt; // guarded by scheduleLock
@@ -93,10 +95,16 @@ final class Renewer {
             scheduled = false;
             next = null;
         }
+        // at most one pass waits to run (queued, or waiting for the running one to finish): it renews
+        // whatever is due once it starts, so a timer that fires meanwhile adds nothing, and timers never
+        // pile up worker threads behind a slow pass
+        if (!passQueued.compareAndSet(false, true)) {
+            return;
+        }
         try {
             worker.execute(this::pass);
         } catch (java.util.concurrent.RejectedExecutionException e) {
-            // client closing
+            passQueued.set(false); // client closing
         }
     }
 
@@ -106,6 +114,7 @@ final class Renewer {
             return;
         }
         passLock.lock();
+        passQueued.set(false); // from here on, what falls due after `now` needs another pass
         try {
             long now = ticker.nanoTime();
             List<DefaultLease> due = new ArrayList<>();

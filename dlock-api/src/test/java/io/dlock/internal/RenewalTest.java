@@ -202,6 +202,43 @@ class RenewalTest {
     }
 
     @Test
+    void timersFiringWhileAPassIsBlockedQueueAtMostOnePass() throws Exception {
+        f.close();
+        java.util.concurrent.ThreadPoolExecutor worker = new java.util.concurrent.ThreadPoolExecutor(0, Integer.MAX_VALUE,
+                10, TimeUnit.SECONDS, new java.util.concurrent.SynchronousQueue<>());
+        f = new Fixture(UnaryOperator.identity(), worker);
+        f.acquire("first", LEASE, true);
+        CountDownLatch gate = new CountDownLatch(1);
+        f.backend.renewGate = gate;
+        f.scheduler.advance(INTERVAL); // the pass starts on the worker and blocks in renew
+        assertTrue(f.backend.renewEntered.await(10, TimeUnit.SECONDS));
+        int peak = 0;
+        for (int i = 0; i < 20; i++) {
+            f.acquire("later-" + i, LEASE, true); // each schedules a timer for its own renewal...
+            f.scheduler.advance(INTERVAL); // ...which fires while the first pass still blocks
+            peak = Math.max(peak, threadsIn("io.dlock.internal.Renewer.pass"));
+        }
+        gate.countDown();
+        // one thread in the blocked pass and one pass queued behind it, however many timers fired
+        assertTrue(peak <= 2, "worker threads in a renewal pass while one was blocked: " + peak);
+        worker.shutdown();
+    }
+
+    /** @return how many threads have a frame of this method on their stack */
+    private static int threadsIn(String method) {
+        int n = 0;
+        for (StackTraceElement[] stack : Thread.getAllStackTraces().values()) {
+            for (StackTraceElement frame : stack) {
+                if ((frame.getClassName() + "." + frame.getMethodName()).equals(method)) {
+                    n++;
+                    break;
+                }
+            }
+        }
+        return n;
+    }
+
+    @Test
     void aRenewalAnswerArrivingAfterTheExpiryTimerFiredIsIgnored() throws Exception {
         f.close();
         ExecutorService worker = Executors.newSingleThreadExecutor();
