@@ -8,6 +8,7 @@
 module io.dlock.tck {
     requires transitive io.dlock;
     requires transitive org.junit.jupiter.api;
+    requires java.management;
     requires org.opentest4j;
 
     exports io.dlock.tck;

@@ -5,7 +5,7 @@ import java.time.Duration;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -30,12 +30,22 @@ final class Calls {
     /** How long past its timeout a call may take before the caller stops waiting for the SDK to give up. */
     static final Duration GRACE = Duration.ofMillis(100);
 
+    /**
+     * How many SDK calls run at once, whatever the number of locks and waiters: more wait their
+     * turn, within their own timeout. The core sends one attempt per lock name at a time, so a
+     * busy client has about one call in flight per lock it contends on, plus renewals.
+     */
+    static final int THREADS = 16;
+    /** How many calls may wait for a thread; past that a call fails at once as a retryable overload. */
+    static final int QUEUE = 4096;
+
     private final ThreadPoolExecutor pool;
     private final Failures failures;
 
     Calls(ThreadFactory threads, Failures failures) {
         // threads live while calls are made and end 10 s after the last one
-        this.pool = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 10, TimeUnit.SECONDS, new SynchronousQueue<>(), threads);
+        this.pool = new ThreadPoolExecutor(THREADS, THREADS, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(QUEUE), threads);
+        this.pool.allowCoreThreadTimeOut(true);
         this.failures = failures;
     }
 
@@ -57,7 +67,12 @@ final class Calls {
         try {
             future = pool.submit(body::get);
         } catch (RejectedExecutionException e) {
-            throw failures.closed(operation, lockName, e);
+            if (pool.isShutdown()) {
+                throw failures.closed(operation, lockName, e);
+            }
+            throw new LockBackendException("dynamodb: the " + operation + (lockName == null ? "" : " of lock '" + lockName + "'")
+                    + " was not sent: " + QUEUE + " calls of this client already wait for one of its " + THREADS
+                    + " call threads; try again later", lockName, e);
         }
         long deadline = System.nanoTime() + timeout.plus(GRACE).toNanos();
         boolean interrupted = false;

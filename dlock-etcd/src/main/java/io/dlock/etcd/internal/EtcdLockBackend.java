@@ -40,6 +40,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.ssl.SSLException;
@@ -64,6 +66,8 @@ public final class EtcdLockBackend implements LockBackend {
     static final int CHECK_BATCH = 64;
 
     private static final long SWEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+    /** Threads for jetcd's callbacks, whatever the number of locks and waiters. */
+    static final int CALLBACK_THREADS = 4;
 
     private final EtcdSettings settings;
     private final BackendContext context;
@@ -98,7 +102,12 @@ public final class EtcdLockBackend implements LockBackend {
         SslContext ssl = settings.tls ? sslContext(settings, trust) : null;
         this.scheduler = new ScheduledThreadPoolExecutor(1, context.threadFactory());
         this.scheduler.setRemoveOnCancelPolicy(true);
-        this.jetcdExecutor = Executors.newCachedThreadPool(context.threadFactory());
+        // jetcd runs its callbacks here (answers, keep-alive responses, watch events), and ours only complete
+        // futures: a few threads serve any number of locks and waiters
+        ThreadPoolExecutor callbacks = new ThreadPoolExecutor(CALLBACK_THREADS, CALLBACK_THREADS, 10, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), context.threadFactory());
+        callbacks.allowCoreThreadTimeOut(true);
+        this.jetcdExecutor = callbacks;
         Client built = null;
         try {
             ClientBuilder b = Client.builder()
