@@ -7,6 +7,8 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import redis.clients.jedis.Connection;
@@ -47,7 +49,7 @@ final class ReleaseSubscriber implements AutoCloseable {
     private final String controlChannel;
     private final long joinMillis;
 
-    private final Object lock = new Object();
+    private final ReentrantLock lock = new ReentrantLock();
     private final Map<String, Topic> topics = new HashMap<>(); // guarded by lock
     private Session session; // guarded by lock; the connection being made or read, or null
     private long reconnectAt; // guarded by lock
@@ -66,13 +68,15 @@ final class ReleaseSubscriber implements AutoCloseable {
 
     /**
      * One channel that waiters of this client listen on. The counters that track the server's
-     * answers, and the generation that counts release notices, are guarded by this object's
-     * monitor (taken inside {@link ReleaseSubscriber#lock} where both are held); waiters wait on
-     * it.
+     * answers, and the generation that counts release notices, are guarded by this topic's own
+     * lock (taken inside {@link ReleaseSubscriber#lock} where both are held); waiters wait on its
+     * condition. No monitor: a virtual thread waiting here never pins its carrier.
      */
     static final class Topic {
         final String channel;
         int refs; // guarded by ReleaseSubscriber.lock
+        private final ReentrantLock state = new ReentrantLock();
+        private final Condition changed = state.newCondition();
         private int pending; // commands sent, not yet answered
         private boolean subscribed; // the last answer was a subscribe
         private long generation; // bumped by every notice and by the loss of the connection
@@ -82,46 +86,86 @@ final class ReleaseSubscriber implements AutoCloseable {
             this.channel = channel;
         }
 
-        synchronized void sent() {
-            pending++;
-        }
-
-        synchronized void answered(boolean subscribe) {
-            if (pending > 0) {
-                pending--;
+        void sent() {
+            state.lock();
+            try {
+                pending++;
+            } finally {
+                state.unlock();
             }
-            subscribed = subscribe;
-            notifyAll();
         }
 
-        synchronized void message() {
-            generation++;
-            notifyAll();
+        void answered(boolean subscribe) {
+            state.lock();
+            try {
+                if (pending > 0) {
+                    pending--;
+                }
+                subscribed = subscribe;
+                changed.signalAll();
+            } finally {
+                state.unlock();
+            }
         }
 
-        synchronized void reset(boolean close) {
-            pending = 0;
-            subscribed = false;
-            generation++;
-            dead |= close;
-            notifyAll();
+        void message() {
+            state.lock();
+            try {
+                generation++;
+                changed.signalAll();
+            } finally {
+                state.unlock();
+            }
         }
 
-        synchronized int pending() {
-            return pending;
+        void reset(boolean close) {
+            state.lock();
+            try {
+                pending = 0;
+                subscribed = false;
+                generation++;
+                dead |= close;
+                changed.signalAll();
+            } finally {
+                state.unlock();
+            }
         }
 
-        synchronized boolean subscribedOrPending() {
-            return subscribed || pending > 0;
+        int pending() {
+            state.lock();
+            try {
+                return pending;
+            } finally {
+                state.unlock();
+            }
+        }
+
+        boolean subscribedOrPending() {
+            state.lock();
+            try {
+                return subscribed || pending > 0;
+            } finally {
+                state.unlock();
+            }
         }
 
         /** @return whether the server has confirmed the subscription and nothing is in flight */
-        synchronized boolean confirmed() {
-            return pending == 0 && subscribed;
+        boolean confirmed() {
+            state.lock();
+            try {
+                return pending == 0 && subscribed;
+            } finally {
+                state.unlock();
+            }
         }
 
-        synchronized long generation() {
-            return generation;
+        long generation() {
+            state.lock();
+            try {
+                return generation;
+            } finally {
+                state.unlock();
+            }
         }
 
         /**
@@ -129,31 +173,42 @@ final class ReleaseSubscriber implements AutoCloseable {
          *
          * @return false if the deadline passed with nothing of that
          */
-        synchronized boolean awaitConfirmed(long deadline) throws InterruptedException {
-            long gen = generation;
-            while (!dead && !(pending == 0 && subscribed) && generation == gen) {
-                if (!waitUntil(deadline)) {
-                    return false;
+        boolean awaitConfirmed(long deadline) throws InterruptedException {
+            state.lock();
+            try {
+                long gen = generation;
+                while (!dead && !(pending == 0 && subscribed) && generation == gen) {
+                    if (!waitUntil(deadline)) {
+                        return false;
+                    }
                 }
+                return true;
+            } finally {
+                state.unlock();
             }
-            return true;
         }
 
         /** Waits until a notice or the loss of the connection after {@code gen}, or the deadline. */
-        synchronized void awaitChange(long gen, long deadline) throws InterruptedException {
-            while (!dead && generation == gen) {
-                if (!waitUntil(deadline)) {
-                    return;
+        void awaitChange(long gen, long deadline) throws InterruptedException {
+            state.lock();
+            try {
+                while (!dead && generation == gen) {
+                    if (!waitUntil(deadline)) {
+                        return;
+                    }
                 }
+            } finally {
+                state.unlock();
             }
         }
 
+        // with state held
         private boolean waitUntil(long deadline) throws InterruptedException {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 return false;
             }
-            TimeUnit.NANOSECONDS.timedWait(this, left);
+            changed.awaitNanos(left);
             return true;
         }
     }
@@ -164,7 +219,8 @@ final class ReleaseSubscriber implements AutoCloseable {
      * @return the topic to wait on and to pass to {@link #unregister}
      */
     Topic register(String channel) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (closed) {
                 Topic t = new Topic(channel);
                 t.reset(true);
@@ -178,12 +234,15 @@ final class ReleaseSubscriber implements AutoCloseable {
             }
             ensureConnected();
             return t;
+        } finally {
+            lock.unlock();
         }
     }
 
     /** One waiter stopped listening on a topic. Idempotent per registration; never throws. */
     void unregister(Topic t) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (topics.get(t.channel) != t || t.refs == 0) {
                 return;
             }
@@ -198,6 +257,8 @@ final class ReleaseSubscriber implements AutoCloseable {
             if (t.pending() == 0) {
                 topics.remove(t.channel);
             }
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -221,7 +282,8 @@ final class ReleaseSubscriber implements AutoCloseable {
      * @return 0, or when the connection may next be made if it is missing and delayed now
      */
     long ensureConnected() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (closed || session != null) {
                 return 0;
             }
@@ -243,13 +305,18 @@ final class ReleaseSubscriber implements AutoCloseable {
                 return reconnectAt;
             }
             return 0;
+        } finally {
+            lock.unlock();
         }
     }
 
     /** @return the number of channels with state, for tests of boundedness */
     int topicCount() {
-        synchronized (lock) {
+        lock.lock();
+        try {
             return topics.size();
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -278,10 +345,13 @@ final class ReleaseSubscriber implements AutoCloseable {
         Connection connection = null;
         try {
             connection = new Connection(s, clientConfig);
-            synchronized (lock) {
+            lock.lock();
+            try {
                 if (closed || session != s) {
                     return;
                 }
+            } finally {
+                lock.unlock();
             }
             s.pubSub.proceed(connection, controlChannel);
         } catch (RuntimeException e) {
@@ -297,7 +367,8 @@ final class ReleaseSubscriber implements AutoCloseable {
                     // the socket is closed already
                 }
             }
-            synchronized (lock) {
+            lock.lock();
+            try {
                 if (session == s) {
                     session = null;
                     delayReconnect();
@@ -309,6 +380,8 @@ final class ReleaseSubscriber implements AutoCloseable {
                         topics.remove(t.channel);
                     }
                 }
+            } finally {
+                lock.unlock();
             }
         }
     }
@@ -316,7 +389,8 @@ final class ReleaseSubscriber implements AutoCloseable {
     @Override
     public void close() {
         Session s;
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (closed) {
                 return;
             }
@@ -325,6 +399,8 @@ final class ReleaseSubscriber implements AutoCloseable {
             for (Topic t : topics.values()) {
                 t.reset(true);
             }
+        } finally {
+            lock.unlock();
         }
         if (s == null) {
             return;
@@ -352,17 +428,21 @@ final class ReleaseSubscriber implements AutoCloseable {
         final PubSub pubSub = new PubSub(this);
         Thread thread;
         boolean ready; // guarded by lock: the control channel is subscribed, so others may be sent
-        private Socket socket; // guarded by this
-        private boolean socketClosed; // guarded by this
+        private final ReentrantLock socketLock = new ReentrantLock();
+        private Socket socket; // guarded by socketLock
+        private boolean socketClosed; // guarded by socketLock
 
         @Override
         public Socket createSocket() {
             return socketFactory.createSocket(tcp -> {
-                synchronized (this) {
+                socketLock.lock();
+                try {
                     if (!socketClosed) {
                         socket = tcp;
                         return;
                     }
+                } finally {
+                    socketLock.unlock();
                 }
                 closeQuietly(tcp);
                 throw new JedisConnectionException("the subscriber is closing");
@@ -371,17 +451,25 @@ final class ReleaseSubscriber implements AutoCloseable {
 
         void closeSocket() {
             Socket toClose;
-            synchronized (this) {
+            socketLock.lock();
+            try {
                 socketClosed = true;
                 toClose = socket;
+            } finally {
+                socketLock.unlock();
             }
             if (toClose != null) {
                 closeQuietly(toClose);
             }
         }
 
-        synchronized boolean socketClosed() {
-            return socketClosed;
+        boolean socketClosed() {
+            socketLock.lock();
+            try {
+                return socketClosed;
+            } finally {
+                socketLock.unlock();
+            }
         }
 
         private void closeQuietly(Socket s) {
@@ -403,7 +491,8 @@ final class ReleaseSubscriber implements AutoCloseable {
 
         @Override
         public void onSubscribe(String channel, int subscribedChannels) {
-            synchronized (lock) {
+            lock.lock();
+            try {
                 if (ReleaseSubscriber.this.session != session) {
                     return;
                 }
@@ -421,12 +510,15 @@ final class ReleaseSubscriber implements AutoCloseable {
                     t.answered(true);
                     dropIfIdle(t);
                 }
+            } finally {
+                lock.unlock();
             }
         }
 
         @Override
         public void onUnsubscribe(String channel, int subscribedChannels) {
-            synchronized (lock) {
+            lock.lock();
+            try {
                 if (ReleaseSubscriber.this.session != session) {
                     return;
                 }
@@ -435,14 +527,19 @@ final class ReleaseSubscriber implements AutoCloseable {
                     t.answered(false);
                     dropIfIdle(t);
                 }
+            } finally {
+                lock.unlock();
             }
         }
 
         @Override
         public void onMessage(String channel, String message) {
             Topic t;
-            synchronized (lock) {
+            lock.lock();
+            try {
                 t = topics.get(channel);
+            } finally {
+                lock.unlock();
             }
             if (t != null) {
                 t.message();

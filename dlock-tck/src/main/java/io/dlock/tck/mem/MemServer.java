@@ -15,12 +15,16 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class MemServer {
 
+    /** Guards every lock entry and the counters; waiters wait on {@link #changed}. No monitor: a virtual thread waiting here never pins its carrier. */
+    private final java.util.concurrent.locks.ReentrantLock state = new java.util.concurrent.locks.ReentrantLock();
+    private final java.util.concurrent.locks.Condition changed = state.newCondition();
+
     private static final Map<String, MemServer> SERVERS = new ConcurrentHashMap<>();
 
     private final String name;
-    private final Map<String, Entry> locks = new HashMap<>(); // guarded by this
+    private final Map<String, Entry> locks = new HashMap<>(); // guarded by state
     private final Map<String, MemLink> links = new ConcurrentHashMap<>();
-    private long counter; // guarded by this
+    private long counter; // guarded by state
 
     private record Entry(String owner, long token, long expiresAt) { }
 
@@ -90,18 +94,21 @@ public final class MemServer {
      */
     public void kill() {
         pause();
-        synchronized (this) {
+        state.lock();
+        try {
             locks.clear();
             // the lock-delay: a lease granted before the crash may still be valid on its holder's clock for up
             // to the longest lease this server ever granted, so nobody is granted anything until then
             lockDelayUntil = now() + longestLease;
             counterAtKill = counter;
-            notifyAll();
+            changed.signalAll();
+        } finally {
+            state.unlock();
         }
     }
 
-    private long longestLease; // guarded by this
-    private long lockDelayUntil = now(); // guarded by this
+    private long longestLease; // guarded by state
+    private long lockDelayUntil = now(); // guarded by state
 
     void unregister(String linkId) {
         links.remove(linkId);
@@ -115,125 +122,185 @@ public final class MemServer {
         Entry e = locks.get(lock);
         if (e != null && now() - e.expiresAt >= 0) {
             locks.remove(lock);
-            notifyAll();
+            changed.signalAll();
             return null;
         }
         return e;
     }
 
     /** @return the token granted, or minus the holder's remaining nanoseconds (at most -1) if busy */
-    synchronized long tryAcquire(String lock, String owner, long leaseNanos) {
-        return tryAcquire(lock, owner, leaseNanos, true);
+    long tryAcquire(String lock, String owner, long leaseNanos) {
+        state.lock();
+        try {
+            return tryAcquire(lock, owner, leaseNanos, true);
+        } finally {
+            state.unlock();
+        }
     }
 
-    synchronized long tryAcquire(String lock, String owner, long leaseNanos, boolean lockDelay) {
-        Entry e = live(lock);
-        if (e != null) {
-            return -Math.max(1, e.expiresAt - now());
+    long tryAcquire(String lock, String owner, long leaseNanos, boolean lockDelay) {
+        state.lock();
+        try {
+            Entry e = live(lock);
+            if (e != null) {
+                return -Math.max(1, e.expiresAt - now());
+            }
+            if (lockDelay && now() - lockDelayUntil < 0) {
+                return -Math.max(1, lockDelayUntil - now());
+            }
+            longestLease = Math.max(longestLease, leaseNanos);
+            long token = ++counter;
+            locks.put(lock, new Entry(owner, token, now() + leaseNanos));
+            return token;
+        } finally {
+            state.unlock();
         }
-        if (lockDelay && now() - lockDelayUntil < 0) {
-            return -Math.max(1, lockDelayUntil - now());
-        }
-        longestLease = Math.max(longestLease, leaseNanos);
-        long token = ++counter;
-        locks.put(lock, new Entry(owner, token, now() + leaseNanos));
-        return token;
     }
 
-    synchronized boolean renew(String lock, String owner, long token, long leaseNanos) {
-        Entry e = live(lock);
-        if (e == null || !e.owner.equals(owner) || e.token != token) {
-            return false;
+    boolean renew(String lock, String owner, long token, long leaseNanos) {
+        state.lock();
+        try {
+            Entry e = live(lock);
+            if (e == null || !e.owner.equals(owner) || e.token != token) {
+                return false;
+            }
+            longestLease = Math.max(longestLease, leaseNanos);
+            locks.put(lock, new Entry(owner, token, now() + leaseNanos));
+            return true;
+        } finally {
+            state.unlock();
         }
-        longestLease = Math.max(longestLease, leaseNanos);
-        locks.put(lock, new Entry(owner, token, now() + leaseNanos));
-        return true;
     }
 
-    synchronized boolean release(String lock, String owner, long token) {
-        Entry e = live(lock);
-        if (e == null || !e.owner.equals(owner) || e.token != token) {
-            return false;
+    boolean release(String lock, String owner, long token) {
+        state.lock();
+        try {
+            Entry e = live(lock);
+            if (e == null || !e.owner.equals(owner) || e.token != token) {
+                return false;
+            }
+            locks.remove(lock);
+            changed.signalAll();
+            return true;
+        } finally {
+            state.unlock();
         }
-        locks.remove(lock);
-        notifyAll();
-        return true;
     }
 
     /** Deletes a lock whoever holds it: only the TCK's deliberately broken provider calls this. */
-    synchronized boolean forceRelease(String lock) {
-        boolean had = locks.remove(lock) != null;
-        notifyAll();
-        return had;
+    boolean forceRelease(String lock) {
+        state.lock();
+        try {
+            boolean had = locks.remove(lock) != null;
+            changed.signalAll();
+            return had;
+        } finally {
+            state.unlock();
+        }
     }
 
-    synchronized Optional<LockHolder> holder(String lock) {
-        Entry e = live(lock);
-        return e == null ? Optional.empty()
-                : Optional.of(new LockHolder(lock, e.owner, e.token, Duration.ofNanos(Math.max(0, e.expiresAt - now()))));
+    Optional<LockHolder> holder(String lock) {
+        state.lock();
+        try {
+            Entry e = live(lock);
+            return e == null ? Optional.empty()
+                    : Optional.of(new LockHolder(lock, e.owner, e.token, Duration.ofNanos(Math.max(0, e.expiresAt - now()))));
+        } finally {
+            state.unlock();
+        }
     }
 
     /** Waits until the lock is released or expires, at most {@code maxNanos}. */
-    synchronized void awaitChange(String lock, long maxNanos) throws InterruptedException {
-        Entry start = live(lock);
-        if (start == null) {
-            return;
-        }
-        long deadline = now() + maxNanos;
-        while (true) {
-            long left = deadline - now();
-            Entry e = live(lock);
-            if (left <= 0 || e == null || e.token != start.token) {
+    void awaitChange(String lock, long maxNanos) throws InterruptedException {
+        state.lock();
+        try {
+            Entry start = live(lock);
+            if (start == null) {
                 return;
             }
-            long wait = Math.min(left, e.expiresAt - now());
-            if (wait > 0) {
-                java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(this, wait);
+            long deadline = now() + maxNanos;
+            while (true) {
+                long left = deadline - now();
+                Entry e = live(lock);
+                if (left <= 0 || e == null || e.token != start.token) {
+                    return;
+                }
+                long wait = Math.min(left, e.expiresAt - now());
+                if (wait > 0) {
+                    changed.awaitNanos(wait);
+                }
             }
+        } finally {
+            state.unlock();
         }
     }
 
     // ---- broken behaviours, for the TCK's self-test mutants only (never called by the reference provider) ----
 
     /** Extends whoever holds the lock: a renew without the owner check. */
-    synchronized boolean renewWhoeverHolds(String lock, long leaseNanos) {
-        Entry e = live(lock);
-        if (e == null) {
-            return false;
+    boolean renewWhoeverHolds(String lock, long leaseNanos) {
+        state.lock();
+        try {
+            Entry e = live(lock);
+            if (e == null) {
+                return false;
+            }
+            locks.put(lock, new Entry(e.owner, e.token, now() + leaseNanos));
+            return true;
+        } finally {
+            state.unlock();
         }
-        locks.put(lock, new Entry(e.owner, e.token, now() + leaseNanos));
-        return true;
     }
 
     /** Renews, re-creating the entry if the server no longer has it. */
-    synchronized boolean renewOrRecreate(String lock, String owner, long token, long leaseNanos) {
-        Entry e = live(lock);
-        if (e != null && (!e.owner.equals(owner) || e.token != token)) {
-            return false;
+    boolean renewOrRecreate(String lock, String owner, long token, long leaseNanos) {
+        state.lock();
+        try {
+            Entry e = live(lock);
+            if (e != null && (!e.owner.equals(owner) || e.token != token)) {
+                return false;
+            }
+            locks.put(lock, new Entry(owner, token, now() + leaseNanos));
+            return true;
+        } finally {
+            state.unlock();
         }
-        locks.put(lock, new Entry(owner, token, now() + leaseNanos));
-        return true;
     }
 
     /** Extends every lock whose owner id starts with the prefix, except the owners named (a session's keep-alive). */
-    synchronized void renewAllOf(String ownerPrefix, long leaseNanos, java.util.Set<String> except) {
-        for (Map.Entry<String, Entry> e : locks.entrySet()) {
-            if (e.getValue().owner.startsWith(ownerPrefix) && !except.contains(e.getValue().owner)
-                    && now() - e.getValue().expiresAt < 0) {
-                e.setValue(new Entry(e.getValue().owner, e.getValue().token, now() + leaseNanos));
+    void renewAllOf(String ownerPrefix, long leaseNanos, java.util.Set<String> except) {
+        state.lock();
+        try {
+            for (Map.Entry<String, Entry> e : locks.entrySet()) {
+                if (e.getValue().owner.startsWith(ownerPrefix) && !except.contains(e.getValue().owner)
+                        && now() - e.getValue().expiresAt < 0) {
+                    e.setValue(new Entry(e.getValue().owner, e.getValue().token, now() + leaseNanos));
+                }
             }
+        } finally {
+            state.unlock();
         }
     }
 
-    private long counterAtKill; // guarded by this
+    private long counterAtKill; // guarded by state
 
     /** @return the fencing counter as it was at the last kill (0 before any) */
-    synchronized long counterAtKill() {
-        return counterAtKill;
+    long counterAtKill() {
+        state.lock();
+        try {
+            return counterAtKill;
+        } finally {
+            state.unlock();
+        }
     }
 
     /** @return how many locks are held now (for tests of bounded state) */
-    public synchronized int size() {
-        return locks.size();
+    public int size() {
+        state.lock();
+        try {
+            return locks.size();
+        } finally {
+            state.unlock();
+        }
     }
 }
