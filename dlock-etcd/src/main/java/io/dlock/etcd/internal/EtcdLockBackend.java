@@ -68,6 +68,11 @@ public final class EtcdLockBackend implements LockBackend {
     private static final long SWEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     /** Threads for jetcd's callbacks, whatever the number of locks and waiters. */
     static final int CALLBACK_THREADS = 4;
+    /**
+     * Threads for background keep-alives, each waiting for one etcd lease's answer. A client has
+     * one etcd lease per lease time it uses, so a few threads serve it; more wait in the queue.
+     */
+    static final int KEEP_ALIVE_THREADS = 2;
 
     private final EtcdSettings settings;
     private final BackendContext context;
@@ -75,6 +80,7 @@ public final class EtcdLockBackend implements LockBackend {
     private final Client client;
     private final KV kv;
     private final ExecutorService jetcdExecutor;
+    private final ExecutorService keepAliveExecutor;
     private final ScheduledThreadPoolExecutor scheduler;
     private final Calls calls;
     private final Leases leases;
@@ -108,6 +114,12 @@ public final class EtcdLockBackend implements LockBackend {
                 new LinkedBlockingQueue<>(), context.threadFactory());
         callbacks.allowCoreThreadTimeOut(true);
         this.jetcdExecutor = callbacks;
+        // a background keep-alive waits for its answer, which comes through jetcd's callbacks: the waits get
+        // threads of their own, or a few of them would hold every callback thread and time out together
+        ThreadPoolExecutor waits = new ThreadPoolExecutor(KEEP_ALIVE_THREADS, KEEP_ALIVE_THREADS, 10, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), context.threadFactory());
+        waits.allowCoreThreadTimeOut(true);
+        this.keepAliveExecutor = waits;
         Client built = null;
         try {
             ClientBuilder b = Client.builder()
@@ -137,11 +149,12 @@ public final class EtcdLockBackend implements LockBackend {
             }
             scheduler.shutdownNow();
             jetcdExecutor.shutdownNow();
+            keepAliveExecutor.shutdownNow();
             throw new IllegalArgumentException("uri: jetcd cannot use '" + settings + "': " + e.getMessage(), e);
         }
         this.client = built;
         this.calls = new Calls(settings, context.ticker(), context.operationTimeout(), closed::get);
-        this.leases = new Leases(client.getLeaseClient(), calls, scheduler, jetcdExecutor, context.ticker(),
+        this.leases = new Leases(client.getLeaseClient(), calls, scheduler, keepAliveExecutor, context.ticker(),
                 context.events(), context.operationTimeout(), settings.server(), this::leaseGone);
     }
 
@@ -662,10 +675,12 @@ public final class EtcdLockBackend implements LockBackend {
             LOG.debug("dlock: closing the jetcd client failed", e);
         }
         jetcdExecutor.shutdownNow();
+        keepAliveExecutor.shutdownNow();
         try {
             long wait = Math.min(TimeUnit.SECONDS.toNanos(2), context.operationTimeout().toNanos());
             if (!scheduler.awaitTermination(wait, TimeUnit.NANOSECONDS)
-                    || !jetcdExecutor.awaitTermination(wait, TimeUnit.NANOSECONDS)) {
+                    || !jetcdExecutor.awaitTermination(wait, TimeUnit.NANOSECONDS)
+                    || !keepAliveExecutor.awaitTermination(wait, TimeUnit.NANOSECONDS)) {
                 LOG.debug("dlock: etcd backend threads still running after close");
             }
         } catch (InterruptedException e) {
