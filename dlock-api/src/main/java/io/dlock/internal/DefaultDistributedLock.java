@@ -79,7 +79,7 @@ final class DefaultDistributedLock implements DistributedLock {
         AtomicBoolean cancelled = new AtomicBoolean();
         Future<?> task;
         try {
-            task = client.worker().submit(() -> {
+            task = client.asyncAcquires().submit(() -> {
                 try {
                     Optional<Lease> lease = acquire(false, waitNanos, cancelled::get);
                     if (!future.complete(lease) && lease.isPresent()) {

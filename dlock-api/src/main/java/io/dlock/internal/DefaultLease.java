@@ -437,7 +437,7 @@ final class DefaultLease implements Lease, HeldLock {
                 millis(now - grantedAt), cause);
         client.listener().leaseLost(name, token, reason);
         LockLostException event = new LockLostException(name, token, reason);
-        client.runAsync(() -> {
+        client.dispatch(() -> {
             for (Consumer<? super LockLostException> l : toFire) {
                 try {
                     l.accept(event);

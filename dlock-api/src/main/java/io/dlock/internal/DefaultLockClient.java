@@ -18,6 +18,7 @@ import io.dlock.spi.LockProvider;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Optional;
 import java.util.Queue;
 import java.util.Set;
@@ -25,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
@@ -49,6 +51,8 @@ public final class DefaultLockClient implements LockClient {
     private final Set<Capability> capabilities;
     private final Scheduler scheduler;
     private final ExecutorService worker;
+    private final ExecutorService events;
+    private final ExecutorService asyncAcquires;
     private final boolean ownsExecutors;
     private final LocalQueue queue = new LocalQueue();
     private final Renewer renewer;
@@ -74,6 +78,20 @@ public final class DefaultLockClient implements LockClient {
     static final int CLOSE_RELEASES = 16;
 
     /**
+     * The worker's threads: renewal passes (at most two at once), background releases (at most
+     * {@link #BACKGROUND_RELEASES}) and close()'s {@link #CLOSE_RELEASES} senders. More tasks wait
+     * in its queue, whose length is bounded by those limits, not by the number of locks.
+     */
+    static final int WORKER_THREADS = CLOSE_RELEASES;
+
+    /**
+     * The threads that run onLost listeners, one task per lost lease: a mass loss queues its
+     * notifications rather than starting a thread per lease, and a slow listener delays other
+     * listeners, never a renewal.
+     */
+    static final int EVENT_THREADS = 2;
+
+    /**
      * Opens a client: starts its timer and worker threads and opens the backend.
      *
      * @param config the configuration
@@ -95,8 +113,11 @@ public final class DefaultLockClient implements LockClient {
         String prefix = "dlock-" + CLIENT_IDS.incrementAndGet() + "-";
         this.ownsExecutors = scheduler == null;
         this.scheduler = scheduler != null ? scheduler : new ExecutorScheduler(threads(prefix + "timer"));
-        this.worker = worker != null ? worker : new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
-                new SynchronousQueue<>(), threads(prefix + "worker"));
+        this.worker = worker != null ? worker : bounded(WORKER_THREADS, threads(prefix + "worker"));
+        this.events = worker != null ? worker : bounded(EVENT_THREADS, threads(prefix + "events"));
+        // an asynchronous acquire still waits on a thread of its own (until waits that hold no thread exist)
+        this.asyncAcquires = worker != null ? worker : new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
+                new SynchronousQueue<>(), threads(prefix + "async"));
         BackendUri uri = BackendUri.parse(config.uri());
         BackendContext context = new BackendContext(config, uri, threads(prefix + provider.name()), new Events());
         LockBackend opened;
@@ -111,6 +132,13 @@ public final class DefaultLockClient implements LockClient {
         caps.addAll(backend.capabilities());
         this.capabilities = Collections.unmodifiableSet(caps);
         this.renewer = new Renewer(backend, ticker, this.scheduler, this.worker);
+    }
+
+    /** @return a pool of {@code n} threads that end when idle for 30 s, with a queue for the tasks that wait */
+    private static ThreadPoolExecutor bounded(int n, ThreadFactory threads) {
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(n, n, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), threads);
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
     }
 
     private static ThreadFactory threads(String prefix) {
@@ -258,10 +286,16 @@ public final class DefaultLockClient implements LockClient {
         }
         scheduler.shutdown();
         worker.shutdownNow();
+        events.shutdownNow();
+        asyncAcquires.shutdownNow();
         try {
             long wait = Checks.saturatedNanos(config.operationTimeout());
-            if (!worker.awaitTermination(wait, TimeUnit.NANOSECONDS)) {
-                LOG.warn("dlock: worker threads still running after close");
+            long deadline = System.nanoTime() + wait;
+            for (ExecutorService pool : List.of(worker, events, asyncAcquires)) {
+                if (!pool.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                    LOG.warn("dlock: worker threads still running after close");
+                    break;
+                }
             }
             ((ExecutorScheduler) scheduler).awaitTermination(wait);
         } catch (InterruptedException e) {
@@ -310,8 +344,9 @@ public final class DefaultLockClient implements LockClient {
         return queue;
     }
 
-    ExecutorService worker() {
-        return worker;
+    /** @return where an asynchronous acquire waits (a thread per pending acquire, for now) */
+    ExecutorService asyncAcquires() {
+        return asyncAcquires;
     }
 
     int heldCount() {
@@ -362,6 +397,15 @@ public final class DefaultLockClient implements LockClient {
     void runAsync(Runnable task) {
         try {
             worker.execute(task);
+        } catch (RejectedExecutionException e) {
+            task.run();
+        }
+    }
+
+    /** Runs listener notifications on the event threads; if the client is closing, on the caller. */
+    void dispatch(Runnable task) {
+        try {
+            events.execute(task);
         } catch (RejectedExecutionException e) {
             task.run();
         }

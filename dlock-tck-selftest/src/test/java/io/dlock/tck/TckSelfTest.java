@@ -47,6 +47,8 @@ class TckSelfTest {
 
     private static final String NEMESIS = "PT6S";
     private static final int PARALLEL = Integer.getInteger("dlock.tck.selftest.parallel", 4);
+    /** The rules that count every thread of the JVM: each broken provider runs them alone. */
+    private static final List<String> ALONE = List.of("L7", "L10");
 
     private ExecutorService pool;
     private final Map<String, Future<Map<Rule, TestExecutionResult.Status>>> runs = new ConcurrentHashMap<>();
@@ -57,8 +59,8 @@ class TckSelfTest {
         pool = Executors.newFixedThreadPool(PARALLEL);
         List<Future<Map<Rule, TestExecutionResult.Status>>> parallel = new ArrayList<>();
         for (BrokenProviders.Mutant m : BrokenProviders.all()) {
-            // L7 counts every thread of the JVM, so it runs alone, after the parallel runs
-            parallel.add(pool.submit(() -> run(m.scheme(), "-L7")));
+            // L7 and L10 count every thread of the JVM, so they run alone, after the parallel runs
+            parallel.add(pool.submit(() -> run(m.scheme(), "-" + String.join(",-", ALONE))));
         }
         ExecutorService alone = Executors.newSingleThreadExecutor();
         List<BrokenProviders.Mutant> all = BrokenProviders.all();
@@ -70,9 +72,12 @@ class TckSelfTest {
                     f.get(); // every parallel run done: no other client's threads are alive
                 }
                 Map<Rule, TestExecutionResult.Status> merged = new ConcurrentHashMap<>(rest.get());
-                TestExecutionResult.Status l7 = run(scheme, "L7").get(Rule.L7);
-                if (l7 != null) {
-                    merged.put(Rule.L7, l7); // only L7 ran there; the other rules are disabled in that run
+                Map<Rule, TestExecutionResult.Status> byItself = run(scheme, String.join(",", ALONE));
+                for (String id : ALONE) {
+                    TestExecutionResult.Status status = byItself.get(Rule.valueOf(id));
+                    if (status != null) {
+                        merged.put(Rule.valueOf(id), status); // only these ran there; the others are disabled in that run
+                    }
                 }
                 return merged;
             }));

@@ -851,6 +851,83 @@ import org.junit.jupiter.api.Timeout;
     }
 
     /**
+     * L10: four hundred threads waiting through one client for two hundred busy locks add at most
+     * {@value #L10_MAX_THREADS} threads to the JVM: the client's threads do not grow with its
+     * waiters. (The core lets one waiter per lock and client wait on the backend, so two hundred
+     * waits reach it at once; a bounded pool of a few dozen threads passes, a thread per wait does
+     * not.) The rule then frees the locks and every waiter must get its lock.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
+    @Test
+    public void L10_threadsDoNotGrowWithWaiters() throws Exception {
+        int locks = 200;
+        int waiters = 2 * locks;
+        LockClient holding = client();
+        LockClient waiting = client();
+        List<String> names = new ArrayList<>();
+        List<Lease> held = new ArrayList<>();
+        for (int i = 0; i < locks; i++) {
+            names.add(name(Rule.L10));
+            // long leases: the holder's renewals must not compete with the waiters for the backend
+            held.add(holding.lock(names.get(i), longLease(holding, 10)).tryAcquire(lease()).orElseThrow());
+        }
+        // the waiting client's own machinery starts on first use: a wait on a busy lock starts it before the count
+        Optional<Lease> warm = waiting.lock(names.get(0)).tryAcquire(lease().dividedBy(4));
+        warm.ifPresent(Lease::release);
+        Set<Thread> before = new HashSet<>(Thread.getAllStackTraces().keySet());
+        AtomicInteger granted = new AtomicInteger();
+        List<Thread> threads = new ArrayList<>();
+        // long enough for the counting (two lease times) and then two hundred hand-overs of two waiters each
+        Duration wait = Duration.ofSeconds(60).plus(lease().multipliedBy(4));
+        for (int i = 0; i < waiters; i++) {
+            String n = names.get(i % locks);
+            Thread t = new Thread(() -> {
+                try {
+                    waiting.lock(n).tryAcquire(wait).ifPresent(l -> {
+                        granted.incrementAndGet();
+                        l.release();
+                    });
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "dlock-tck-L10-waiter-" + i);
+            threads.add(t);
+            t.start();
+        }
+        int most = 0;
+        List<String> extra = new ArrayList<>();
+        // every waiter waits through a few backoff rounds (two lease times) while the threads are counted
+        long until = System.nanoTime() + lease().multipliedBy(2).toNanos();
+        while (System.nanoTime() - until < 0) {
+            List<String> now = new ArrayList<>();
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (!before.contains(t) && t.isAlive() && !t.getName().startsWith("dlock-tck-")) {
+                    now.add(t.getName());
+                }
+            }
+            if (now.size() > most) {
+                most = now.size();
+                extra = now;
+            }
+            sleep(Duration.ofMillis(20));
+        }
+        held.forEach(Lease::release);
+        for (Thread t : threads) {
+            t.join(wait.plusSeconds(10).toMillis());
+        }
+        System.out.println("[dlock-tck] L10: " + waiters + " waiters on " + locks + " busy locks through one client added "
+                + most + " threads at most; " + granted + " got their lock after the release");
+        assertTrue(most <= L10_MAX_THREADS, Rule.L10.failure(waiters + " waiters through one client added " + most
+                + " threads (at most " + L10_MAX_THREADS + " allowed): " + new java.util.TreeSet<>(extra)));
+        assertEquals(waiters, granted.get(), Rule.L10.failure("only " + granted + " of " + waiters
+                + " waiters got their lock once the locks were free"));
+    }
+
+    /** The most threads {@link #L10_threadsDoNotGrowWithWaiters()} allows four hundred waiters to add. */
+    static final int L10_MAX_THREADS = 64;
+
+    /**
      * L9: close() of a client that holds a thousand leases returns within about two operation
      * timeouts when its backend does not answer: releases go out together under one deadline, and
      * what is not released by then ends by expiry on the server.

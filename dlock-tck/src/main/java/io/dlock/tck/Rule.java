@@ -68,6 +68,9 @@ public enum Rule {
     /** L9: close() is bounded however many leases a client holds. */
     L9("close() is bounded however many leases a client holds",
             "release, renew and every other backend call must honour the operation timeout, also when close() releases many leases at once against a backend that does not answer"),
+    /** L10: a client's threads do not grow with its waiters. */
+    L10("a client's threads do not grow with its waiters",
+            "a wait (awaitTurn) must wait on the caller's thread or on shared machinery (one subscription connection, a watch, a timer): never start or hold a thread per waiter"),
     /** V1: bad names, lease times and waits are rejected clearly. */
     V1("bad names, lease times and waits are rejected clearly",
             "validation belongs in the core; a backend's own limits go in minimumLeaseTime()/maximumLeaseTime()"),

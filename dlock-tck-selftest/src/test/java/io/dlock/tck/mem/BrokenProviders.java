@@ -786,6 +786,32 @@ public final class BrokenProviders implements LockProvider {
                         };
                     }
                 });
+        add("thread-per-wait", "each wait runs on a thread of its own that the waiter joins, as a naive adapter of an "
+                + "asynchronous client would", rules(Rule.L10),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new ForwardingAttempt(real.newAttempt(request)) {
+                            @Override
+                            public void awaitTurn(Duration maxWait) throws InterruptedException {
+                                Thread waiter = new Thread(() -> {
+                                    try {
+                                        delegate.awaitTurn(maxWait);
+                                    } catch (InterruptedException e) {
+                                        Thread.currentThread().interrupt(); // ends the helper; the caller was interrupted too
+                                    }
+                                }, "broken-wait-" + request.name());
+                                waiter.start();
+                                try {
+                                    waiter.join();
+                                } catch (InterruptedException e) {
+                                    waiter.interrupt();
+                                    throw e;
+                                }
+                            }
+                        };
+                    }
+                });
         add("no-notify", "declares NOTIFY_WAITERS, but waiters only poll", rules(Rule.L1), rules(Rule.L8),
                 c -> polling(c, true));
         add("poll-unfair", "waiters poll and a client that releases and asks again at once always wins",
