@@ -169,9 +169,15 @@ final class Renewer<S> {
             LOG.debug("dlock: renewal of {} leases failed", batch.size(), e);
             return;
         }
-        if (outcomes == null || outcomes.size() != batch.size() || outcomes.contains(null)) {
+        boolean nullOutcome = false;
+        if (outcomes != null) {
+            for (RenewOutcome o : outcomes) { // not contains(null): List.of(...) throws for it
+                nullOutcome |= o == null;
+            }
+        }
+        if (outcomes == null || outcomes.size() != batch.size() || nullOutcome) {
             failAll(batch, new IllegalStateException("backend answered " + (outcomes == null ? "null"
-                    : outcomes.size() + " outcome(s)" + (outcomes.contains(null) ? " with a null" : ""))
+                    : outcomes.size() + " outcome(s)" + (nullOutcome ? " with a null" : ""))
                     + " to a renewal of " + batch.size() + " (it must answer one outcome per grant, in order)"));
             return;
         }

@@ -18,9 +18,10 @@ import java.time.Duration;
  *       answer is already in) and leaves the thread's interrupt flag set; an interrupted
  *       {@code awaitTurn} throws {@link InterruptedException} (flag cleared, as usual).</li>
  *   <li>{@link #abandon()} never throws and is idempotent.</li>
- *   <li>The core makes one call at a time on an attempt (never two in flight), but not always from
- *       the same thread, so fields must be safely published (volatile or guarded); {@code abandon}
- *       may come after a {@code tryOnce} that threw.</li>
+ *   <li>The core makes one call at a time on an attempt (never two in flight), each call
+ *       happening-before the next, so an attempt needs no synchronization of its own even if its
+ *       calls come from different threads; {@code abandon} may come after a {@code tryOnce} that
+ *       threw, and is the last call.</li>
  * </ul>
  *
  * @param <S> the backend's per-grant state type

@@ -24,7 +24,7 @@
  *   <li><b>Abandon.</b> {@link io.dlock.spi.AcquireAttempt#abandon()} never throws and is
  *       idempotent.</li>
  *   <li><b>Threads.</b> Every backend method is thread-safe. Each attempt gets one call at a time,
- *       not always from the same thread.</li>
+ *       each happening-before the next (possibly from different threads).</li>
  *   <li><b>Renewal.</b> {@code renew} answers one {@link io.dlock.spi.RenewOutcome} per grant, in
  *       order; a partial failure reports {@code unknown} only for the grants that failed. Throwing
  *       means {@code unknown} for all.</li>

@@ -462,7 +462,7 @@ public final class FakeBackend implements LockBackend<String> {
             }
         }
         advance(rtt.minus(rtt.dividedBy(2)));
-        return out;
+        return List.copyOf(out); // immutable, as most backends answer (its contains(null) throws)
     }
 
     @Override
