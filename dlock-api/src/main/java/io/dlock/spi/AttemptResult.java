@@ -88,6 +88,9 @@ public sealed interface AttemptResult<S> permits AttemptResult.Granted, AttemptR
         /**
          * Checks the grant.
          *
+         * @param fencingToken the grant's fencing token, positive
+         * @param state the backend's state of the grant, possibly {@code null}
+         * @param leaseStartNanos when the server-side lease started, if before the request
          * @throws IllegalArgumentException if {@code fencingToken} is not positive or
          *     {@code leaseStartNanos} is {@code null}
          */
@@ -128,6 +131,7 @@ public sealed interface AttemptResult<S> permits AttemptResult.Granted, AttemptR
         /**
          * Checks the hint.
          *
+         * @param retryAfter about when the holder's lease ends on the server, if known
          * @throws IllegalArgumentException if {@code retryAfter} is {@code null} or holds a
          *     negative duration
          */

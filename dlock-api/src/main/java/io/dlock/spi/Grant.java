@@ -22,6 +22,11 @@ public record Grant<S>(String name, String ownerId, long fencingToken, Duration 
     /**
      * Checks the grant.
      *
+     * @param name the lock name
+     * @param ownerId the owner id the grant was requested with
+     * @param fencingToken the grant's fencing token
+     * @param leaseTime the lease time the grant was requested with
+     * @param state the backend's state of the grant, possibly {@code null}
      * @throws IllegalArgumentException if {@code name}, {@code ownerId} or {@code leaseTime} is
      *     {@code null}, {@code fencingToken} is not positive or {@code leaseTime} is not positive
      */

@@ -59,6 +59,7 @@ public sealed interface RenewOutcome permits RenewOutcome.Renewed, RenewOutcome.
         /**
          * Checks the cause.
          *
+         * @param cause why the outcome is unknown
          * @throws IllegalArgumentException if {@code cause} is {@code null}
          */
         public Unknown {
