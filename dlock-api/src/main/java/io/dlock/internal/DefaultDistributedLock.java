@@ -8,6 +8,7 @@ import io.dlock.LockOptions;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
+import io.dlock.spi.Grant;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
@@ -137,50 +138,18 @@ final class DefaultDistributedLock implements DistributedLock {
                 outcome = waitNanos == 0 ? AcquireOutcome.CONTENDED : AcquireOutcome.TIMED_OUT;
                 return Optional.empty();
             }
-            String ownerId = io.dlock.spi.support.Ids.ownerId();
-            AcquireAttempt attempt = client.backend().newAttempt(new AcquireRequest(name, ownerId, options.leaseTime()));
-            boolean granted = false;
-            try {
-                Backoff backoff = new Backoff(client.config().retryBase(), client.config().retryCap(),
-                        ThreadLocalRandom.current());
-                while (true) {
-                    client.ensureOpen();
-                    long sentAt = client.ticker().nanoTime();
-                    AttemptResult result = attempt.tryOnce();
-                    if (result.granted()) {
-                        DefaultLease lease = new DefaultLease(client, name, ownerId, result.fencingToken(), options,
-                                result.state(), result.validFrom(sentAt), slot);
-                        granted = true;
-                        handedOver = true;
-                        // reported as acquired even when register() finds the client closed and
-                        // releases the lease at once: that release is reported too, so every
-                        // ACQUIRED has its released or lost event (a held-locks gauge stays exact)
-                        outcome = AcquireOutcome.ACQUIRED;
-                        client.register(lease);
-                        return Optional.of(lease);
-                    }
-                    long now = client.ticker().nanoTime();
-                    if (!forever && now - deadline >= 0) {
-                        outcome = waitNanos == 0 ? AcquireOutcome.CONTENDED : AcquireOutcome.TIMED_OUT;
-                        return Optional.empty();
-                    }
-                    long pause = backoff.nextNanos();
-                    if (!forever) {
-                        pause = Math.min(pause, deadline - now);
-                    }
-                    Optional<Duration> hint = result.retryAfter();
-                    if (hint.isPresent()) {
-                        pause = Math.min(pause, Checks.saturatedNanos(hint.get()) + 1_000_000L);
-                    }
-                    attempt.awaitTurn(Duration.ofNanos(Math.max(0, pause)));
-                }
-            } finally {
-                if (!granted) {
-                    // the clean-up must reach the server even when an interrupt (or a cancel) is
-                    // why we give up
-                    withoutInterrupt(attempt::abandon);
-                }
+            Optional<? extends DefaultLease<?>> lease = attemptUntilGranted(client.backendHandle(), slot, forever, deadline);
+            if (lease.isPresent()) {
+                handedOver = true;
+                // reported as acquired even when register() finds the client closed and releases
+                // the lease at once: that release is reported too, so every ACQUIRED has its
+                // released or lost event (a held-locks gauge stays exact)
+                outcome = AcquireOutcome.ACQUIRED;
+                client.register(lease.get());
+                return Optional.of(lease.get());
             }
+            outcome = waitNanos == 0 ? AcquireOutcome.CONTENDED : AcquireOutcome.TIMED_OUT;
+            return Optional.empty();
         } catch (InterruptedException e) {
             outcome = cancelled.getAsBoolean() ? AcquireOutcome.CANCELLED : AcquireOutcome.INTERRUPTED;
             throw e;
@@ -203,6 +172,67 @@ final class DefaultDistributedLock implements DistributedLock {
                 client.queue().exit(name);
             }
             client.listener().acquireFinished(name, outcome, Duration.ofNanos(client.ticker().nanoTime() - start));
+        }
+    }
+
+    /**
+     * Attempts on the server until a grant or the deadline; whatever path leaves without a grant
+     * abandons the attempt. Generic in the backend's state type, captured once in the handle, so
+     * the grant reaches the lease, and later the backend, with no cast.
+     *
+     * @return the lease, not yet registered; empty at the deadline
+     */
+    private <S> Optional<DefaultLease<S>> attemptUntilGranted(BackendHandle<S> backend, LocalQueue.Slot slot,
+                                                              boolean forever, long deadline)
+            throws InterruptedException {
+        AcquireRequest request = new AcquireRequest(name, io.dlock.spi.support.Ids.ownerId(), options.leaseTime());
+        client.attemptStarted(request.ownerId());
+        boolean granted = false;
+        AcquireAttempt<S> attempt;
+        try {
+            attempt = backend.backend().newAttempt(request);
+        } catch (RuntimeException e) {
+            client.attemptEnded(request.ownerId());
+            throw e;
+        }
+        try {
+            Backoff backoff = new Backoff(client.config().retryBase(), client.config().retryCap(),
+                    ThreadLocalRandom.current());
+            while (true) {
+                client.ensureOpen();
+                long sentAt = client.ticker().nanoTime();
+                AttemptResult<S> result = attempt.tryOnce();
+                if (result instanceof AttemptResult.Granted<S> grantedResult) {
+                    DefaultLease<S> lease = new DefaultLease<>(client, backend, Grant.of(request, grantedResult),
+                            options, grantedResult.validFrom(sentAt), slot);
+                    granted = true;
+                    return Optional.of(lease);
+                }
+                if (!(result instanceof AttemptResult.Busy<S> busy)) {
+                    throw new IllegalStateException("the backend's attempt answered " + result
+                            + " (tryOnce must answer granted or busy)");
+                }
+                long now = client.ticker().nanoTime();
+                if (!forever && now - deadline >= 0) {
+                    return Optional.empty();
+                }
+                long pause = backoff.nextNanos();
+                if (!forever) {
+                    pause = Math.min(pause, deadline - now);
+                }
+                Optional<Duration> hint = busy.retryAfter();
+                if (hint.isPresent()) {
+                    pause = Math.min(pause, Checks.saturatedNanos(hint.get()) + 1_000_000L);
+                }
+                attempt.awaitTurn(Duration.ofNanos(Math.max(0, pause)));
+            }
+        } finally {
+            if (!granted) {
+                // the clean-up must reach the server even when an interrupt (or a cancel) is why we
+                // give up
+                withoutInterrupt(attempt::abandon);
+                client.attemptEnded(request.ownerId());
+            }
         }
     }
 

@@ -5,7 +5,7 @@ import io.dlock.LockBackendException;
 import io.dlock.LockLostException;
 import io.dlock.LockOptions;
 import io.dlock.LostReason;
-import io.dlock.spi.HeldLock;
+import io.dlock.spi.Grant;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,21 +15,25 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The core's lease: validity on the client's ticker, state, listeners. State changes happen under
- * this object's monitor; reads of validity are lock-free.
+ * The core's lease, the user's {@link Lease}: validity on the client's ticker, state, listeners.
+ * It holds the backend's {@link Grant} privately and is never handed to the backend, so neither the
+ * user nor the backend can reach the other's object. State changes happen under this object's
+ * monitor; reads of validity are lock-free.
+ *
+ * @param <S> the backend's per-grant state type
  */
-final class DefaultLease implements Lease, HeldLock {
+final class DefaultLease<S> implements Lease {
 
     private static final Logger LOG = LoggerFactory.getLogger(Lease.class);
 
     enum State { HELD, RELEASED, LOST }
 
     private final DefaultLockClient client;
+    private final BackendHandle<S> backend;
+    private final Grant<S> grant;
     private final String name;
-    private final String ownerId;
     private final long token;
     private final LockOptions options;
-    private final Object backendState;
     private final long leaseNanos;
     private final long marginNanos;
     private final long renewNanos;
@@ -49,15 +53,15 @@ final class DefaultLease implements Lease, HeldLock {
     private long failingSince; // guarded by this
     private Throwable lastRenewFailure; // guarded by this
 
-    DefaultLease(DefaultLockClient client, String name, String ownerId, long token, LockOptions options,
-                 Object backendState, long sentAt, LocalQueue.Slot slot) {
+    DefaultLease(DefaultLockClient client, BackendHandle<S> backend, Grant<S> grant, LockOptions options,
+                 long sentAt, LocalQueue.Slot slot) {
         this.client = client;
+        this.backend = backend;
+        this.grant = grant;
         this.slot = slot;
-        this.name = name;
-        this.ownerId = ownerId;
-        this.token = token;
+        this.name = grant.name();
+        this.token = grant.fencingToken();
         this.options = options;
-        this.backendState = backendState;
         this.leaseNanos = Checks.saturatedNanos(options.leaseTime());
         this.marginNanos = driftMargin(leaseNanos);
         this.renewNanos = Checks.saturatedNanos(options.renewInterval());
@@ -90,7 +94,7 @@ final class DefaultLease implements Lease, HeldLock {
 
     @Override
     public String ownerId() {
-        return ownerId;
+        return grant.ownerId();
     }
 
     @Override
@@ -154,7 +158,7 @@ final class DefaultLease implements Lease, HeldLock {
             sendRelease = markReleased();
         }
         if (wasHeld) {
-            client.renewer().remove(this);
+            backend.renewer().remove(this);
         }
         if (sendRelease) {
             sendRelease();
@@ -183,7 +187,7 @@ final class DefaultLease implements Lease, HeldLock {
             sendRelease = markReleased();
         }
         if (wasHeld) {
-            client.renewer().remove(this);
+            backend.renewer().remove(this);
             releasedLocally();
         }
         return sendRelease;
@@ -220,7 +224,7 @@ final class DefaultLease implements Lease, HeldLock {
      */
     boolean sendRelease() {
         try {
-            client.backend().release(this);
+            backend.backend().release(grant);
             return true;
         } catch (LockBackendException e) {
             if (client.isClosed()) {
@@ -236,24 +240,16 @@ final class DefaultLease implements Lease, HeldLock {
         return false;
     }
 
-    // ---- HeldLock ----
+    // ---- core ----
 
-    @Override
-    public String name() {
+    /** @return what the backend sees of this lease */
+    Grant<S> grant() {
+        return grant;
+    }
+
+    String name() {
         return name;
     }
-
-    @Override
-    public Duration leaseTime() {
-        return options.leaseTime();
-    }
-
-    @Override
-    public Object backendState() {
-        return backendState;
-    }
-
-    // ---- core ----
 
     LockOptions options() {
         return options;
@@ -275,8 +271,11 @@ final class DefaultLease implements Lease, HeldLock {
         return state;
     }
 
-    /** Arms the expiry timer; called once the lease is registered with the client. */
+    /** Starts renewal if the options ask for it, and arms the expiry timer; called once the lease is registered with the client. */
     void start() {
+        if (options.autoRenew()) {
+            backend.renewer().add(this);
+        }
         synchronized (this) {
             if (state == State.HELD) {
                 armExpiryTimer();
@@ -430,7 +429,7 @@ final class DefaultLease implements Lease, HeldLock {
             sendRelease = reason != LostReason.SUPERSEDED && !releaseSent;
             releaseSent = true;
         }
-        client.renewer().remove(this);
+        backend.renewer().remove(this);
         client.leaseEnded(this);
         LOG.warn("dlock: lease lost: lock '{}' token {}, reason {}, {} ms of validity left (lease time {} ms, held "
                 + "for {} ms); cause: {}", name, token, reason, millis(left), millis(leaseNanos),

@@ -12,7 +12,6 @@ import io.dlock.Ticker;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.BackendUri;
-import io.dlock.spi.HeldLock;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
 import java.util.ArrayList;
@@ -34,6 +33,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,7 +47,7 @@ public final class DefaultLockClient implements LockClient {
     private final Ticker ticker;
     private final LockListener listener;
     private final String providerName;
-    private final LockBackend backend;
+    private final BackendHandle<?> backend;
     private final Set<Capability> capabilities;
     private final Scheduler scheduler;
     private final ExecutorService worker;
@@ -55,11 +55,16 @@ public final class DefaultLockClient implements LockClient {
     private final ExecutorService asyncAcquires;
     private final boolean ownsExecutors;
     private final LocalQueue queue = new LocalQueue();
-    private final Renewer renewer;
-    private final Set<DefaultLease> held = ConcurrentHashMap.newKeySet();
+    /** The held leases by owner id (unique per grant), which is how a backend names a lost one. */
+    private final ConcurrentHashMap<String, DefaultLease<?>> held = new ConcurrentHashMap<>();
+    /**
+     * The owner ids of attempts in flight, each with the loss a backend reported for it before its
+     * lease was registered (a grant the backend made but the core has not seen yet), if any.
+     */
+    private final ConcurrentHashMap<String, AtomicReference<LostReason>> attempting = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     /** Lost leases whose best-effort release is due, sent by at most {@link #BACKGROUND_RELEASES} worker tasks. */
-    private final Queue<DefaultLease> backgroundReleases = new ConcurrentLinkedQueue<>();
+    private final Queue<DefaultLease<?>> backgroundReleases = new ConcurrentLinkedQueue<>();
     private final AtomicInteger releaseDrainers = new AtomicInteger();
 
     /**
@@ -120,18 +125,20 @@ public final class DefaultLockClient implements LockClient {
                 new SynchronousQueue<>(), threads(prefix + "async"));
         BackendUri uri = BackendUri.parse(config.uri());
         BackendContext context = new BackendContext(config, uri, threads(prefix + provider.name()), new Events());
-        LockBackend opened;
+        LockBackend<?> opened;
         try {
             opened = provider.open(context);
+            if (opened == null) {
+                throw new IllegalStateException("the " + provider.name() + " provider opened no backend (null)");
+            }
         } catch (RuntimeException | Error e) {
             shutdownExecutors();
             throw e;
         }
-        this.backend = opened;
+        this.backend = BackendHandle.of(opened, ticker, this.scheduler, this.worker);
         Set<Capability> caps = EnumSet.noneOf(Capability.class);
-        caps.addAll(backend.capabilities());
+        caps.addAll(opened.capabilities());
         this.capabilities = Collections.unmodifiableSet(caps);
-        this.renewer = new Renewer(backend, ticker, this.scheduler, this.worker);
     }
 
     /** @return a pool of {@code n} threads that end when idle for 30 s, with a queue for the tasks that wait */
@@ -160,12 +167,12 @@ public final class DefaultLockClient implements LockClient {
         Names.validate(name);
         Checks.notNull("options", options);
         ensureOpen();
-        if (options.leaseTime().compareTo(backend.minimumLeaseTime()) < 0) {
-            throw new IllegalArgumentException("leaseTime must be at least " + backend.minimumLeaseTime()
+        if (options.leaseTime().compareTo(backend.backend().minimumLeaseTime()) < 0) {
+            throw new IllegalArgumentException("leaseTime must be at least " + backend.backend().minimumLeaseTime()
                     + " for the " + providerName + " backend, was " + options.leaseTime());
         }
-        if (options.leaseTime().compareTo(backend.maximumLeaseTime()) > 0) {
-            throw new IllegalArgumentException("leaseTime must be at most " + backend.maximumLeaseTime()
+        if (options.leaseTime().compareTo(backend.backend().maximumLeaseTime()) > 0) {
+            throw new IllegalArgumentException("leaseTime must be at most " + backend.backend().maximumLeaseTime()
                     + " for the " + providerName + " backend, was " + options.leaseTime());
         }
         return new DefaultDistributedLock(this, name, options);
@@ -178,7 +185,7 @@ public final class DefaultLockClient implements LockClient {
         if (!capabilities.contains(Capability.HOLDER_QUERY)) {
             throw new UnsupportedOperationException("the " + providerName + " backend cannot tell who holds a lock");
         }
-        return backend.holder(name);
+        return backend.backend().holder(name);
     }
 
     @Override
@@ -197,23 +204,23 @@ public final class DefaultLockClient implements LockClient {
             return;
         }
         long deadline = System.nanoTime() + Checks.saturatedNanos(config.operationTimeout());
-        renewer.stop();
+        backend.renewer().stop();
         queue.wakeAll(); // local waiters wake, find the client closed and throw
         // every holder learns at once; only the requests to the server take time
-        Queue<DefaultLease> releases = new ConcurrentLinkedQueue<>();
-        for (DefaultLease lease : new ArrayList<>(held)) {
+        Queue<DefaultLease<?>> releases = new ConcurrentLinkedQueue<>();
+        for (DefaultLease<?> lease : new ArrayList<>(held.values())) {
             if (lease.releaseLocally()) {
                 releases.add(lease);
             }
         }
-        DefaultLease lost;
+        DefaultLease<?> lost;
         while ((lost = backgroundReleases.poll()) != null) {
             releases.add(lost); // lost leases still queued for their best-effort release share the deadline
         }
         sendReleases(releases, deadline);
         shutdownExecutors();
         try {
-            backend.close();
+            backend.backend().close();
         } catch (RuntimeException e) {
             LOG.warn("dlock: closing the {} backend failed", providerName, e);
         }
@@ -229,7 +236,7 @@ public final class DefaultLockClient implements LockClient {
      * @param releases the leases whose release must be sent; drained
      * @param deadline the {@link System#nanoTime()} reading after which nothing more is sent
      */
-    private void sendReleases(Queue<DefaultLease> releases, long deadline) {
+    private void sendReleases(Queue<DefaultLease<?>> releases, long deadline) {
         int total = releases.size();
         if (total == 0) {
             return;
@@ -239,7 +246,7 @@ public final class DefaultLockClient implements LockClient {
         CountDownLatch done = new CountDownLatch(senders);
         Runnable sender = () -> {
             try {
-                DefaultLease lease;
+                DefaultLease<?> lease;
                 while (System.nanoTime() - deadline < 0 && (lease = releases.poll()) != null) {
                     if (lease.sendRelease()) {
                         answered.incrementAndGet();
@@ -328,7 +335,8 @@ public final class DefaultLockClient implements LockClient {
         return listener;
     }
 
-    LockBackend backend() {
+    /** @return the backend, with its state type captured */
+    BackendHandle<?> backendHandle() {
         return backend;
     }
 
@@ -336,8 +344,8 @@ public final class DefaultLockClient implements LockClient {
         return scheduler;
     }
 
-    Renewer renewer() {
-        return renewer;
+    Renewer<?> renewer() {
+        return backend.renewer();
     }
 
     LocalQueue queue() {
@@ -360,7 +368,7 @@ public final class DefaultLockClient implements LockClient {
      *
      * @param lease the lost lease
      */
-    void releaseInBackground(DefaultLease lease) {
+    void releaseInBackground(DefaultLease<?> lease) {
         if (closed.get()) {
             return; // close() took the queue; this one ends by expiry on the server
         }
@@ -383,7 +391,7 @@ public final class DefaultLockClient implements LockClient {
 
     private void drainReleases() {
         try {
-            DefaultLease lease;
+            DefaultLease<?> lease;
             while (!closed.get() && (lease = backgroundReleases.poll()) != null) {
                 lease.sendRelease();
             }
@@ -412,12 +420,14 @@ public final class DefaultLockClient implements LockClient {
     }
 
     /** Registers a granted lease: renewal, expiry timer. The slot permit now belongs to it. */
-    DefaultLease register(DefaultLease lease) {
-        held.add(lease);
-        if (lease.options().autoRenew()) {
-            renewer.add(lease);
-        }
+    DefaultLease<?> register(DefaultLease<?> lease) {
+        held.put(lease.ownerId(), lease);
+        AtomicReference<LostReason> early = attempting.remove(lease.ownerId());
         lease.start();
+        LostReason lostEarly = early == null ? null : early.get();
+        if (lostEarly != null) {
+            lease.lost(lostEarly); // the backend reported the grant lost before the core had it
+        }
         if (closed.get()) {
             lease.release();
             throw new IllegalStateException("the lock client is closed");
@@ -425,9 +435,22 @@ public final class DefaultLockClient implements LockClient {
         return lease;
     }
 
+    /**
+     * An attempt with this owner id starts: a loss the backend reports for it before its lease is
+     * registered is kept for {@link #register}.
+     */
+    void attemptStarted(String ownerId) {
+        attempting.put(ownerId, new AtomicReference<>());
+    }
+
+    /** An attempt ended without a lease. */
+    void attemptEnded(String ownerId) {
+        attempting.remove(ownerId);
+    }
+
     /** A lease ended (released or lost): free its local slot for the next local waiter. */
-    void leaseEnded(DefaultLease lease) {
-        if (held.remove(lease)) {
+    void leaseEnded(DefaultLease<?> lease) {
+        if (held.remove(lease.ownerId(), lease)) {
             LocalQueue.Slot slot = lease.slot;
             slot.permit.release();
             queue.exit(lease.name());
@@ -437,15 +460,28 @@ public final class DefaultLockClient implements LockClient {
     private final class Events implements BackendEvents {
         @Override
         public void allLeasesLost(LostReason reason) {
-            for (DefaultLease lease : new ArrayList<>(held)) {
+            for (DefaultLease<?> lease : new ArrayList<>(held.values())) {
                 lease.lost(reason);
             }
         }
 
         @Override
-        public void leaseLost(HeldLock lock, LostReason reason) {
-            if (lock instanceof DefaultLease && held.contains(lock)) {
-                ((DefaultLease) lock).lost(reason);
+        public void leaseLost(String ownerId, LostReason reason) {
+            if (ownerId == null || reason == null) {
+                return;
+            }
+            DefaultLease<?> lease = held.get(ownerId);
+            if (lease == null) {
+                // not registered yet: keep the loss for register(), then look again in case the
+                // lease was registered meanwhile (lost() is idempotent)
+                AtomicReference<LostReason> early = attempting.get(ownerId);
+                if (early != null) {
+                    early.compareAndSet(null, reason);
+                }
+                lease = held.get(ownerId);
+            }
+            if (lease != null) {
+                lease.lost(reason);
             }
         }
     }

@@ -2,7 +2,9 @@ package io.dlock.internal;
 
 import io.dlock.LostReason;
 import io.dlock.Ticker;
+import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.RenewOutcome;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -17,19 +19,21 @@ import org.slf4j.LoggerFactory;
  * will be within a quarter of its renew interval, in as few backend calls as the batch size
  * allows. Passes are scheduled for the earliest due time; the I/O runs on the worker, never on the
  * timer thread, so expiry timers stay on time while a renewal hangs.
+ *
+ * @param <S> the backend's per-grant state type
  */
-final class Renewer {
+final class Renewer<S> {
 
     private static final Logger LOG = LoggerFactory.getLogger(Renewer.class);
 
     /** The most leases renewed in one backend call. */
     static final int BATCH = 256;
 
-    private final LockBackend backend;
+    private final LockBackend<S> backend;
     private final Ticker ticker;
     private final Scheduler scheduler;
     private final Executor worker;
-    private final Set<DefaultLease> leases = ConcurrentHashMap.newKeySet();
+    private final Set<DefaultLease<S>> leases = ConcurrentHashMap.newKeySet();
     private final ReentrantLock passLock = new ReentrantLock();
     /** Whether a pass has been handed to the worker and has not taken {@link #passLock} yet. */
     private final java.util.concurrent.atomic.AtomicBoolean passQueued = new java.util.concurrent.atomic.AtomicBoolean();
@@ -39,19 +43,19 @@ final class Renewer {
     private boolean scheduled; // guarded by scheduleLock
     private volatile boolean stopped;
 
-    Renewer(LockBackend backend, Ticker ticker, Scheduler scheduler, Executor worker) {
+    Renewer(LockBackend<S> backend, Ticker ticker, Scheduler scheduler, Executor worker) {
         this.backend = backend;
         this.ticker = ticker;
         this.scheduler = scheduler;
         this.worker = worker;
     }
 
-    void add(DefaultLease lease) {
+    void add(DefaultLease<S> lease) {
         leases.add(lease);
         scheduleAt(lease.nextRenewAt());
     }
 
-    void remove(DefaultLease lease) {
+    void remove(DefaultLease<S> lease) {
         leases.remove(lease);
     }
 
@@ -69,7 +73,7 @@ final class Renewer {
         }
     }
 
-    private static long slack(DefaultLease lease) {
+    private static long slack(DefaultLease<?> lease) {
         return lease.renewNanos() / 4;
     }
 
@@ -117,8 +121,8 @@ final class Renewer {
         passQueued.set(false); // from here on, what falls due after `now` needs another pass
         try {
             long now = ticker.nanoTime();
-            List<DefaultLease> due = new ArrayList<>();
-            for (DefaultLease lease : leases) {
+            List<DefaultLease<S>> due = new ArrayList<>();
+            for (DefaultLease<S> lease : leases) {
                 if (lease.nextRenewAt() - slack(lease) - now <= 0) {
                     due.add(lease);
                 }
@@ -134,7 +138,7 @@ final class Renewer {
         // renew every lease at 3/4 of its interval, and retry a failed renewal at once)
         long earliest = 0;
         boolean any = false;
-        for (DefaultLease lease : leases) {
+        for (DefaultLease<S> lease : leases) {
             long at = lease.nextRenewAt();
             if (!any || at - earliest < 0) {
                 earliest = at;
@@ -146,34 +150,55 @@ final class Renewer {
         }
     }
 
-    private void renewBatch(List<DefaultLease> batch) {
+    /**
+     * Renews one batch and applies the outcome to each lease: renewed, lost (not held), or failed
+     * (unknown: retried while valid). A thrown failure, or an answer of the wrong size or with a
+     * null outcome, counts as a failure of every lease in the batch.
+     */
+    private void renewBatch(List<DefaultLease<S>> batch) {
         long sentAt = ticker.nanoTime();
-        boolean[] renewed;
+        List<Grant<S>> grants = new ArrayList<>(batch.size());
+        for (DefaultLease<S> lease : batch) {
+            grants.add(lease.grant());
+        }
+        List<RenewOutcome> outcomes;
         try {
-            renewed = backend.renew(batch);
+            outcomes = backend.renew(java.util.Collections.unmodifiableList(grants));
         } catch (RuntimeException e) {
-            long now = ticker.nanoTime();
-            for (DefaultLease lease : batch) {
-                lease.renewFailed(e, now);
-            }
+            failAll(batch, e);
             LOG.debug("dlock: renewal of {} leases failed", batch.size(), e);
             return;
         }
-        if (renewed == null || renewed.length != batch.size()) {
-            IllegalStateException e = new IllegalStateException("backend answered "
-                    + (renewed == null ? "null" : renewed.length + " results") + " to a renewal of " + batch.size());
-            long now = ticker.nanoTime();
-            for (DefaultLease lease : batch) {
-                lease.renewFailed(e, now);
+        boolean nullOutcome = false;
+        if (outcomes != null) {
+            for (RenewOutcome o : outcomes) { // not contains(null): List.of(...) throws for it
+                nullOutcome |= o == null;
             }
+        }
+        if (outcomes == null || outcomes.size() != batch.size() || nullOutcome) {
+            failAll(batch, new IllegalStateException("backend answered " + (outcomes == null ? "null"
+                    : outcomes.size() + " outcome(s)" + (nullOutcome ? " with a null" : ""))
+                    + " to a renewal of " + batch.size() + " (it must answer one outcome per grant, in order)"));
             return;
         }
+        long now = ticker.nanoTime();
         for (int i = 0; i < batch.size(); i++) {
-            if (renewed[i]) {
-                batch.get(i).renewed(sentAt);
-            } else {
-                batch.get(i).lost(LostReason.SUPERSEDED);
+            RenewOutcome outcome = outcomes.get(i);
+            DefaultLease<S> lease = batch.get(i);
+            if (outcome instanceof RenewOutcome.Renewed) {
+                lease.renewed(sentAt);
+            } else if (outcome instanceof RenewOutcome.NotHeld) {
+                lease.lost(LostReason.SUPERSEDED);
+            } else if (outcome instanceof RenewOutcome.Unknown unknown) {
+                lease.renewFailed(unknown.cause(), now);
             }
+        }
+    }
+
+    private void failAll(List<DefaultLease<S>> batch, RuntimeException cause) {
+        long now = ticker.nanoTime();
+        for (DefaultLease<S> lease : batch) {
+            lease.renewFailed(cause, now);
         }
     }
 }

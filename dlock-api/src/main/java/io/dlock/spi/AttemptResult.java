@@ -2,74 +2,62 @@ package io.dlock.spi;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
- * The answer to one {@link AcquireAttempt#tryOnce()}: a grant with its fencing token and the
- * backend's state for the held lock, or busy with an optional hint of when to try again.
+ * The answer to one {@link AcquireAttempt#tryOnce()}: {@link Granted} (the lock is this attempt's,
+ * with its fencing token and the backend's state for the grant) or {@link Busy} (someone else
+ * holds it, with an optional hint of when to try again). Immutable and thread-safe.
+ *
+ * <p>The core tells them apart with {@code instanceof}:
+ * <pre>{@code
+ * AttemptResult<S> r = attempt.tryOnce();
+ * if (r instanceof AttemptResult.Granted<S> g) { ... g.fencingToken(), g.state() ... }
+ * }</pre>
+ *
+ * @param <S> the backend's per-grant state type
  */
-public final class AttemptResult {
-
-    private static final AttemptResult BUSY = new AttemptResult(false, 0, null, null, false, 0);
-
-    private final boolean granted;
-    private final long token;
-    private final Object state;
-    private final Duration retryAfter;
-    private final boolean hasLeaseStart;
-    private final long leaseStart;
-
-    private AttemptResult(boolean granted, long token, Object state, Duration retryAfter, boolean hasLeaseStart,
-                          long leaseStart) {
-        this.granted = granted;
-        this.token = token;
-        this.state = state;
-        this.retryAfter = retryAfter;
-        this.hasLeaseStart = hasLeaseStart;
-        this.leaseStart = leaseStart;
-    }
+public sealed interface AttemptResult<S> permits AttemptResult.Granted, AttemptResult.Busy {
 
     /**
-     * A grant.
+     * A grant, with no earlier lease start.
      *
      * @param fencingToken the grant's token, positive
-     * @param state what the backend needs later to renew and release this grant (available as
-     *     {@link HeldLock#backendState()}), or {@code null}
+     * @param state what the backend needs later to renew and release this grant (it comes back as
+     *     {@link Grant#state()}), or {@code null} for a backend that needs none
+     * @param <S> the backend's per-grant state type
      * @return the result
-     * @throws IllegalArgumentException if the token is not positive
+     * @throws IllegalArgumentException if {@code fencingToken} is not positive
      */
-    public static AttemptResult granted(long fencingToken, Object state) {
-        if (fencingToken <= 0) {
-            throw new IllegalArgumentException("fencingToken must be positive, was " + fencingToken);
-        }
-        return new AttemptResult(true, fencingToken, state, null, false, 0);
+    static <S> Granted<S> granted(long fencingToken, S state) {
+        return new Granted<>(fencingToken, state, OptionalLong.empty());
     }
 
     /**
      * A grant whose server-side lease started before the granting request was sent: a lease
      * shared by many keys (etcd) runs from its last refresh, not from the grant. The core then
-     * counts validity from {@code leaseStartNanos} instead of the attempt's send time.
+     * counts validity from {@code leaseStartNanos} when it is earlier than the attempt's send time.
      *
      * @param fencingToken the grant's token, positive
      * @param state the backend's state of the grant, or {@code null}
      * @param leaseStartNanos a reading of the context's ticker taken before the request that
      *     last started or refreshed the server-side lease was sent
+     * @param <S> the backend's per-grant state type
      * @return the result
-     * @throws IllegalArgumentException if the token is not positive
+     * @throws IllegalArgumentException if {@code fencingToken} is not positive
      */
-    public static AttemptResult granted(long fencingToken, Object state, long leaseStartNanos) {
-        if (fencingToken <= 0) {
-            throw new IllegalArgumentException("fencingToken must be positive, was " + fencingToken);
-        }
-        return new AttemptResult(true, fencingToken, state, null, true, leaseStartNanos);
+    static <S> Granted<S> granted(long fencingToken, S state, long leaseStartNanos) {
+        return new Granted<>(fencingToken, state, OptionalLong.of(leaseStartNanos));
     }
 
     /**
      * Busy, with no hint.
      *
+     * @param <S> the backend's per-grant state type
      * @return the result
      */
-    public static AttemptResult busy() {
-        return BUSY;
+    static <S> Busy<S> busy() {
+        return new Busy<>(Optional.empty());
     }
 
     /**
@@ -77,39 +65,83 @@ public final class AttemptResult {
      * a waiter need not sleep longer than that before the next attempt.
      *
      * @param retryAfter the hint, or {@code null} for none
+     * @param <S> the backend's per-grant state type
      * @return the result
+     * @throws IllegalArgumentException if {@code retryAfter} is negative
      */
-    public static AttemptResult busy(Duration retryAfter) {
-        return retryAfter == null ? BUSY : new AttemptResult(false, 0, null, retryAfter, false, 0);
-    }
-
-    /** @return whether the lock was granted */
-    public boolean granted() {
-        return granted;
-    }
-
-    /** @return the fencing token of a grant; 0 when busy */
-    public long fencingToken() {
-        return token;
-    }
-
-    /** @return the backend's state of a grant, possibly {@code null} */
-    public Object state() {
-        return state;
+    static <S> Busy<S> busy(Duration retryAfter) {
+        return new Busy<>(Optional.ofNullable(retryAfter));
     }
 
     /**
-     * Returns when the server-side lease of a grant started, if earlier than the request.
+     * The lock was granted to this attempt.
      *
-     * @param sentNanos the ticker reading the core took before the attempt
-     * @return the earlier of {@code sentNanos} and the lease start given to {@link #granted(long, Object, long)}
+     * @param fencingToken the grant's fencing token, positive
+     * @param state the backend's state of the grant, handed back in {@link Grant#state()}; may be
+     *     {@code null}
+     * @param leaseStartNanos when the server-side lease started, if before the granting request
+     *     was sent (a ticker reading); empty when the lease starts with the grant
+     * @param <S> the backend's per-grant state type
      */
-    public long validFrom(long sentNanos) {
-        return hasLeaseStart && leaseStart - sentNanos < 0 ? leaseStart : sentNanos;
+    record Granted<S>(long fencingToken, S state, OptionalLong leaseStartNanos) implements AttemptResult<S> {
+
+        /**
+         * Checks the grant.
+         *
+         * @param fencingToken the grant's fencing token, positive
+         * @param state the backend's state of the grant, possibly {@code null}
+         * @param leaseStartNanos when the server-side lease started, if before the request
+         * @throws IllegalArgumentException if {@code fencingToken} is not positive or
+         *     {@code leaseStartNanos} is {@code null}
+         */
+        public Granted {
+            if (fencingToken <= 0) {
+                throw new IllegalArgumentException("fencingToken must be positive, was " + fencingToken);
+            }
+            if (leaseStartNanos == null) {
+                throw new IllegalArgumentException("leaseStartNanos must not be null (use OptionalLong.empty())");
+            }
+        }
+
+        /**
+         * When validity starts on the core's clock: the earlier of the attempt's send time and the
+         * server-side lease's start, so that validity never outlasts the lease on the server.
+         *
+         * @param sentNanos the ticker reading the core took just before {@link AcquireAttempt#tryOnce()}
+         * @return the earlier of {@code sentNanos} and {@link #leaseStartNanos()} (compared as
+         *     ticker readings, which may wrap)
+         */
+        public long validFrom(long sentNanos) {
+            if (leaseStartNanos.isPresent() && leaseStartNanos.getAsLong() - sentNanos < 0) {
+                return leaseStartNanos.getAsLong();
+            }
+            return sentNanos;
+        }
     }
 
-    /** @return the retry hint of a busy answer */
-    public Optional<Duration> retryAfter() {
-        return Optional.ofNullable(retryAfter);
+    /**
+     * Someone else holds the lock.
+     *
+     * @param retryAfter about when the holder's lease ends on the server, if the backend knows: a
+     *     waiter need not sleep longer than that before its next attempt
+     * @param <S> the backend's per-grant state type
+     */
+    record Busy<S>(Optional<Duration> retryAfter) implements AttemptResult<S> {
+
+        /**
+         * Checks the hint.
+         *
+         * @param retryAfter about when the holder's lease ends on the server, if known
+         * @throws IllegalArgumentException if {@code retryAfter} is {@code null} or holds a
+         *     negative duration
+         */
+        public Busy {
+            if (retryAfter == null) {
+                throw new IllegalArgumentException("retryAfter must not be null (use Optional.empty())");
+            }
+            if (retryAfter.isPresent() && retryAfter.get().isNegative()) {
+                throw new IllegalArgumentException("retryAfter must not be negative, was " + retryAfter.get());
+            }
+        }
     }
 }

@@ -4,7 +4,7 @@ import io.dlock.LostReason;
 
 /**
  * Where a backend reports what it learns on its own, outside any call from the core. Thread-safe;
- * calls return quickly (listeners run elsewhere).
+ * calls return quickly (listeners run elsewhere) and never throw.
  */
 public interface BackendEvents {
 
@@ -17,10 +17,13 @@ public interface BackendEvents {
     void allLeasesLost(LostReason reason);
 
     /**
-     * The backend learned that one lease is no longer held (its key was deleted, say).
+     * The backend learned that one grant is no longer held (its key was deleted, say). The grant
+     * is named by the owner id of its {@link AcquireRequest}, unique per grant, so a backend can
+     * report a grant it made before the core has seen it: the core ignores an owner id it holds no
+     * lease for.
      *
-     * @param lock the lease
+     * @param ownerId the grant's owner id
      * @param reason usually {@link LostReason#SUPERSEDED}
      */
-    void leaseLost(HeldLock lock, LostReason reason);
+    void leaseLost(String ownerId, LostReason reason);
 }

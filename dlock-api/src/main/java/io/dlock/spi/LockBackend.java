@@ -10,18 +10,36 @@ import java.util.Set;
 /**
  * One client's connection to a backend: the remote primitives the core drives.
  *
- * <p>Every method that does I/O must return or throw {@link io.dlock.LockBackendException}
- * within the context's operation timeout, and must be thread-safe: the core calls them from the
- * acquiring threads, its renewal thread and its close path concurrently.
+ * <p><b>The rules a backend keeps</b> (see also {@link io.dlock.spi}):
+ * <ul>
+ *   <li>Every method that does I/O returns or throws {@link io.dlock.LockBackendException} within
+ *       the context's operation timeout ({@link BackendContext#operationTimeout()}).</li>
+ *   <li>An interrupted call throws {@code LockBackendException} (or returns, if the answer is
+ *       already in) and leaves the thread's interrupt flag set; it never swallows the interrupt.</li>
+ *   <li>Every method is thread-safe: the core calls them concurrently from acquiring threads, its
+ *       renewal pass and its close path.</li>
+ *   <li>Bad arguments (a {@code null} list, say) get {@link IllegalArgumentException}; the core
+ *       never passes them.</li>
+ * </ul>
+ *
+ * <p><b>What the core guarantees in return:</b> it calls {@link #renew(List)} and
+ * {@link #release(Grant)} only with grants this backend made (through an attempt of its own,
+ * unchanged); it calls {@link #close()} last, once its own releases are done or given up (a call
+ * already in flight may still be finishing); it drives each {@link AcquireAttempt} one call at a
+ * time; lease times it passes lie between {@link #minimumLeaseTime()} and
+ * {@link #maximumLeaseTime()}.
+ *
+ * @param <S> the backend's per-grant state: what it needs to renew and release a grant beyond the
+ *     name, owner id, token and lease time ({@code Void} for none)
  */
-public interface LockBackend extends AutoCloseable {
+public interface LockBackend<S> extends AutoCloseable {
 
-    /** @return the guarantees this backend gives beyond the base contract */
+    /** @return the guarantees this backend gives beyond the base contract; no I/O */
     Set<Capability> capabilities();
 
     /**
      * The shortest lease time the backend can honour; shorter requests are rejected with
-     * {@link IllegalArgumentException} when a lock handle is created.
+     * {@link IllegalArgumentException} when a lock handle is created. No I/O.
      *
      * @return the minimum lease time
      */
@@ -33,7 +51,7 @@ public interface LockBackend extends AutoCloseable {
      * The longest lease time the backend can honour safely; longer requests are rejected with
      * {@link IllegalArgumentException} when a lock handle is created. A backend whose leases are
      * bounded by a session (ZooKeeper) returns the session timeout: a holder's validity must
-     * never outlast what the server guarantees.
+     * never outlast what the server guarantees. No I/O.
      *
      * @return the maximum lease time
      */
@@ -47,29 +65,38 @@ public interface LockBackend extends AutoCloseable {
      *
      * @param request the lock name, the fresh owner id and the lease time
      * @return the attempt
+     * @throws IllegalArgumentException if the request is one this backend cannot serve
      */
-    AcquireAttempt newAttempt(AcquireRequest request);
+    AcquireAttempt<S> newAttempt(AcquireRequest request);
 
     /**
-     * Renews held leases for their lease time, each only if its owner still holds it. Batched: a
-     * backend should renew many leases in one round trip where it can.
+     * Renews held grants for their lease time, each only if its owner still holds it. Batched: a
+     * backend should renew many grants in one round trip where it can.
      *
-     * @param locks the leases to renew
-     * @return for each lease, in order, true if it was renewed and false if the backend says this
-     *     owner no longer holds it
-     * @throws io.dlock.LockBackendException if the outcome is unknown
+     * <p>Answers exactly one outcome per grant, in the same order: {@link RenewOutcome#renewed()},
+     * {@link RenewOutcome#notHeld()} (the core reports the lease lost), or
+     * {@link RenewOutcome#unknown(io.dlock.LockBackendException)} for a grant whose renewal failed
+     * (the core retries it while the lease is valid). When part of a batch fails, the grants that
+     * were renewed are still reported renewed. Throwing {@code LockBackendException} instead is
+     * allowed and means {@code unknown} for every grant. The core treats a list of the wrong size
+     * or with a {@code null} element as a failure of the whole batch.
+     *
+     * @param grants the grants to renew, each made by this backend; not empty
+     * @return the outcomes, one per grant, in order
+     * @throws io.dlock.LockBackendException if the outcome is unknown for the whole batch
      */
-    boolean[] renew(List<? extends HeldLock> locks);
+    List<RenewOutcome> renew(List<Grant<S>> grants);
 
     /**
-     * Releases a lease, only if its owner still holds it: a stale or repeated release must never
+     * Releases a grant, only if its owner still holds it: a stale or repeated release must never
      * affect a newer holder.
      *
-     * @param lock the lease
-     * @return true if this call released it, false if the owner no longer held it
+     * @param grant the grant, made by this backend
+     * @return {@link ReleaseOutcome#RELEASED} if this call released it,
+     *     {@link ReleaseOutcome#NOT_HELD} if the owner no longer held it
      * @throws io.dlock.LockBackendException if the outcome is unknown
      */
-    boolean release(HeldLock lock);
+    ReleaseOutcome release(Grant<S> grant);
 
     /**
      * Tells who holds a lock now.
@@ -83,7 +110,10 @@ public interface LockBackend extends AutoCloseable {
         throw new UnsupportedOperationException("this backend cannot tell who holds a lock");
     }
 
-    /** Closes connections and stops every thread the backend started. Never throws. */
+    /**
+     * Closes connections and stops every thread the backend started, within about the operation
+     * timeout. Idempotent; never throws. The core calls it once its own releases are done.
+     */
     @Override
     void close();
 }

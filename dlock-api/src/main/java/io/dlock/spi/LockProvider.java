@@ -15,13 +15,15 @@ public interface LockProvider {
     Set<String> schemes();
 
     /**
-     * Opens a backend connection for one client.
+     * Opens a backend connection for one client. The core captures the backend's state type once
+     * and passes every grant back to the backend that made it.
      *
      * @param context the client's URI, timeouts, clocks, thread factory and event sink
      * @return the backend
-     * @throws IllegalArgumentException if the URI is not valid for this provider (naming the part)
+     * @throws IllegalArgumentException if the context is {@code null} or the URI is not valid for
+     *     this provider (naming the part)
      * @throws io.dlock.LockBackendException if the backend is unreachable and the provider
-     *     connects eagerly
+     *     connects eagerly, within the operation timeout
      */
-    LockBackend open(BackendContext context);
+    LockBackend<?> open(BackendContext context);
 }

@@ -5,7 +5,39 @@
  * scheduling, backoff, local waiter queues, timeouts, cancellation and listeners are done once,
  * in the core, for every backend.
  *
+ * <p>The SPI is typed by the backend's per-grant state {@code S}: a {@link io.dlock.spi.LockBackend
+ * LockBackend&lt;S&gt;} answers {@link io.dlock.spi.AttemptResult.Granted Granted&lt;S&gt;} with its
+ * state, and gets it back in the {@link io.dlock.spi.Grant Grant&lt;S&gt;} the core passes to
+ * {@code renew} and {@code release}. The core keeps the user's {@link io.dlock.Lease} apart from
+ * the grant: neither side can reach the other's object.
+ *
+ * <p><b>Rules for every backend call</b> ({@link io.dlock.spi.LockBackend},
+ * {@link io.dlock.spi.AcquireAttempt}):
+ * <ol>
+ *   <li><b>Bounded.</b> Every call returns or throws {@link io.dlock.LockBackendException} within
+ *       the operation timeout ({@link io.dlock.spi.BackendContext#operationTimeout()});
+ *       {@code awaitTurn} within its {@code maxWait}.</li>
+ *   <li><b>Interrupts.</b> An interrupted call throws {@code LockBackendException} and keeps the
+ *       thread's interrupt flag set (a call whose answer is already in may return it instead);
+ *       {@code awaitTurn} throws {@link java.lang.InterruptedException}. A backend that catches
+ *       {@code InterruptedException} restores the flag.</li>
+ *   <li><b>Abandon.</b> {@link io.dlock.spi.AcquireAttempt#abandon()} never throws and is
+ *       idempotent.</li>
+ *   <li><b>Threads.</b> Every backend method is thread-safe. Each attempt gets one call at a time,
+ *       each happening-before the next (possibly from different threads).</li>
+ *   <li><b>Renewal.</b> {@code renew} answers one {@link io.dlock.spi.RenewOutcome} per grant, in
+ *       order; a partial failure reports {@code unknown} only for the grants that failed. Throwing
+ *       means {@code unknown} for all.</li>
+ *   <li><b>Events.</b> Losses the backend learns of on its own go to
+ *       {@link io.dlock.spi.BackendEvents}, named by owner id.</li>
+ * </ol>
+ *
+ * <p><b>What the core guarantees:</b> one in-flight call per attempt; {@code renew} and
+ * {@code release} only for grants this backend made; {@code close} last; lease times within
+ * the backend's minimum and maximum; an operation timeout that is positive.
+ *
  * <p>Providers are found with {@link java.util.ServiceLoader} through
- * {@code META-INF/services/io.dlock.spi.LockProvider}.
+ * {@code META-INF/services/io.dlock.spi.LockProvider}, or a module's {@code provides}.
+ * {@code docs/TCK.md} has a complete example provider and the TCK that checks one.
  */
 package io.dlock.spi;

@@ -28,7 +28,7 @@ class BackgroundReleaseTest {
         ExecutorService worker = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>());
         try (Fixture f = new Fixture(UnaryOperator.identity(), worker)) {
             int n = 50;
-            List<DefaultLease> leases = new ArrayList<>();
+            List<DefaultLease<?>> leases = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 leases.add(f.acquire("lost-" + i, LEASE, false));
             }
@@ -36,7 +36,7 @@ class BackgroundReleaseTest {
             f.backend.releaseGate = gate; // the backend stalls: every release hangs until the gate opens
 
             f.scheduler.advance(LEASE); // every lease expires together
-            for (DefaultLease l : leases) {
+            for (DefaultLease<?> l : leases) {
                 assertFalse(l.isValid());
             }
             Fixture.waitFor("the first releases reach the backend",

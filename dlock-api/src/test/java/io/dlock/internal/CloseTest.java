@@ -122,7 +122,7 @@ class CloseTest {
     @Test
     void closeReleasesRatherThanLoses() throws InterruptedException {
         Fixture f = new Fixture();
-        DefaultLease lease = f.acquire("a", Duration.ofSeconds(30), true);
+        DefaultLease<?> lease = f.acquire("a", Duration.ofSeconds(30), true);
         List<Thread> ranOn = new ArrayList<>();
         lease.onLost(e -> ranOn.add(Thread.currentThread()));
         f.close();

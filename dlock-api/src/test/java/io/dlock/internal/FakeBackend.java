@@ -8,8 +8,10 @@ import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
 import io.dlock.spi.BackendContext;
-import io.dlock.spi.HeldLock;
+import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseOutcome;
+import io.dlock.spi.RenewOutcome;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -31,9 +33,10 @@ import java.util.function.Supplier;
  * An in-memory backend for unit tests of the core (not a backend under test): one "server" per
  * instance, whose clock is the client's ticker. It honours the SPI contract: owner-checked
  * release and renew, server-side expiry after the lease time, tokens strictly increasing. Knobs
- * make it fail, answer "not owner", block, or take time; counters record what the core did.
+ * make it fail, answer "not owner", block, or take time; counters record what the core did. Its
+ * per-grant state is the string {@code state-TOKEN}, checked on every renew and release.
  */
-public final class FakeBackend implements LockBackend {
+public final class FakeBackend implements LockBackend<String> {
 
     /** How {@link AcquireAttempt#awaitTurn} passes the time. */
     public enum AwaitMode {
@@ -46,10 +49,10 @@ public final class FakeBackend implements LockBackend {
     private static final class Entry {
         final String owner;
         final long token;
-        final Object state;
+        final String state;
         long expiresAt;
 
-        Entry(String owner, long token, Object state, long expiresAt) {
+        Entry(String owner, long token, String state, long expiresAt) {
             this.owner = owner;
             this.token = token;
             this.state = state;
@@ -82,7 +85,11 @@ public final class FakeBackend implements LockBackend {
     /** When set, renewals throw what it supplies (ahead of {@link #renewThrows}). */
     public volatile Supplier<RuntimeException> renewFailure;
     public volatile boolean renewAnswersWrongLength;
+    /** Renewals answer a list of the right size whose first element is null. */
+    public volatile boolean renewAnswersANullOutcome;
     public volatile Predicate<String> renewNotOwner = n -> false;
+    /** Names whose renewal answers unknown (a partial failure of the batch); the rest renew. */
+    public volatile Predicate<String> renewUnknown = n -> false;
     public volatile boolean releaseThrows;
     /** When set, every release waits for it to open (releases in flight are counted meanwhile). */
     public volatile CountDownLatch releaseGate;
@@ -99,6 +106,8 @@ public final class FakeBackend implements LockBackend {
     public volatile boolean interruptSensitive;
     public volatile Runnable onAwaitTurn;
     public volatile Runnable onTryOnce;
+    /** Runs with the owner id after a grant is made on the server, before tryOnce answers. */
+    public volatile Consumer<String> onGranted;
     public volatile Set<Capability> capabilities = EnumSet.of(Capability.FENCING);
     public volatile Duration minimumLeaseTime = Duration.ofMillis(10);
     public volatile Duration maximumLeaseTime = Duration.ofDays(365);
@@ -279,8 +288,8 @@ public final class FakeBackend implements LockBackend {
         }
     }
 
-    private void checkState(HeldLock lock, Entry e) {
-        if (e != null && e.owner.equals(lock.ownerId()) && !java.util.Objects.equals(e.state, lock.backendState())) {
+    private void checkState(Grant<String> lock, Entry e) {
+        if (e != null && e.owner.equals(lock.ownerId()) && !java.util.Objects.equals(e.state, lock.state())) {
             stateMismatches.incrementAndGet();
         }
     }
@@ -303,12 +312,12 @@ public final class FakeBackend implements LockBackend {
     }
 
     @Override
-    public AcquireAttempt newAttempt(AcquireRequest request) {
+    public AcquireAttempt<String> newAttempt(AcquireRequest request) {
         requests.add(request);
         return new Attempt(request);
     }
 
-    private final class Attempt implements AcquireAttempt {
+    private final class Attempt implements AcquireAttempt<String> {
         private final AcquireRequest request;
 
         Attempt(AcquireRequest request) {
@@ -316,7 +325,7 @@ public final class FakeBackend implements LockBackend {
         }
 
         @Override
-        public AttemptResult tryOnce() {
+        public AttemptResult<String> tryOnce() {
             String name = request.name();
             enter(name);
             try {
@@ -342,6 +351,10 @@ public final class FakeBackend implements LockBackend {
                     throw new LockBackendException("the answer to an acquire of '" + name + "' was lost", name, null);
                 }
                 Long leaseStart = leaseStartNanos;
+                Consumer<String> granted = onGranted;
+                if (token > 0 && granted != null) {
+                    granted.accept(request.ownerId());
+                }
                 if (token > 0) {
                     return leaseStart == null ? AttemptResult.granted(token, "state-" + token)
                             : AttemptResult.granted(token, "state-" + token, leaseStart);
@@ -396,9 +409,9 @@ public final class FakeBackend implements LockBackend {
     }
 
     @Override
-    public boolean[] renew(List<? extends HeldLock> batch) {
+    public List<RenewOutcome> renew(List<Grant<String>> batch) {
         List<String> names = new ArrayList<>();
-        for (HeldLock l : batch) {
+        for (Grant<String> l : batch) {
             names.add(l.name());
         }
         renewCalls.add(names);
@@ -421,28 +434,39 @@ public final class FakeBackend implements LockBackend {
             throw new LockBackendException("renewal failed (injected)", null, null);
         }
         if (renewAnswersWrongLength) {
-            return new boolean[batch.size() + 1];
+            List<RenewOutcome> wrong = new ArrayList<>();
+            for (int i = 0; i <= batch.size(); i++) {
+                wrong.add(RenewOutcome.renewed());
+            }
+            return wrong;
         }
-        boolean[] out = new boolean[batch.size()];
+        if (renewAnswersANullOutcome) {
+            List<RenewOutcome> withNull = new ArrayList<>(Collections.nCopies(batch.size(), RenewOutcome.renewed()));
+            withNull.set(0, null);
+            return withNull;
+        }
+        List<RenewOutcome> out = new ArrayList<>(batch.size());
         synchronized (this) {
-            for (int i = 0; i < batch.size(); i++) {
-                HeldLock l = batch.get(i);
+            for (Grant<String> l : batch) {
                 Entry e = live(l.name());
                 checkState(l, e);
-                if (renewNotOwner.test(l.name()) || e == null || !e.owner.equals(l.ownerId())) {
-                    out[i] = false;
+                if (renewUnknown.test(l.name())) {
+                    out.add(RenewOutcome.unknown(new LockBackendException("no answer for the renewal of '" + l.name()
+                            + "' (injected)", l.name(), null)));
+                } else if (renewNotOwner.test(l.name()) || e == null || !e.owner.equals(l.ownerId())) {
+                    out.add(RenewOutcome.notHeld());
                 } else {
                     e.expiresAt = now() + l.leaseTime().toNanos();
-                    out[i] = true;
+                    out.add(RenewOutcome.renewed());
                 }
             }
         }
         advance(rtt.minus(rtt.dividedBy(2)));
-        return out;
+        return List.copyOf(out); // immutable, as most backends answer (its contains(null) throws)
     }
 
     @Override
-    public boolean release(HeldLock lock) {
+    public ReleaseOutcome release(Grant<String> lock) {
         releaseCalls.incrementAndGet();
         Duration stall = releaseStall;
         if (stall != null) {
@@ -480,7 +504,7 @@ public final class FakeBackend implements LockBackend {
         if (freed) {
             releasesThatFreed.incrementAndGet();
         }
-        return freed;
+        return freed ? ReleaseOutcome.RELEASED : ReleaseOutcome.NOT_HELD;
     }
 
     @Override

@@ -16,7 +16,7 @@ public final class FakeProvider implements LockProvider {
     /** The backend most recently opened by a provider made with the public constructor. */
     public static volatile FakeBackend lastOpened;
 
-    private final Function<BackendContext, ? extends LockBackend> factory;
+    private final Function<BackendContext, ? extends LockBackend<?>> factory;
 
     /** For {@link java.util.ServiceLoader}: a fresh backend per client, with a session thread. */
     public FakeProvider() {
@@ -27,7 +27,7 @@ public final class FakeProvider implements LockProvider {
         });
     }
 
-    public FakeProvider(Function<BackendContext, ? extends LockBackend> factory) {
+    public FakeProvider(Function<BackendContext, ? extends LockBackend<?>> factory) {
         this.factory = factory;
     }
 
@@ -47,7 +47,7 @@ public final class FakeProvider implements LockProvider {
     }
 
     @Override
-    public LockBackend open(BackendContext context) {
+    public LockBackend<?> open(BackendContext context) {
         if (context.uri().param("failOpen").isPresent()) {
             throw new LockBackendException("cannot reach " + context.uri(), null, null);
         }

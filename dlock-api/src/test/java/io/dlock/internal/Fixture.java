@@ -45,13 +45,13 @@ final class Fixture implements AutoCloseable {
     }
 
     /** Acquires without waiting; fails the test if the lock is not granted. */
-    DefaultLease acquire(String name, LockOptions options) {
+    DefaultLease<?> acquire(String name, LockOptions options) {
         Lease lease = client.lock(name, options).tryAcquire()
                 .orElseThrow(() -> new AssertionError("expected a grant of " + name));
-        return (DefaultLease) lease;
+        return (DefaultLease<?>) lease;
     }
 
-    DefaultLease acquire(String name, Duration lease, boolean autoRenew) {
+    DefaultLease<?> acquire(String name, Duration lease, boolean autoRenew) {
         return acquire(name, options(lease, autoRenew));
     }
 

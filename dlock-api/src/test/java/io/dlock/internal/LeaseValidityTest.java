@@ -40,7 +40,7 @@ class LeaseValidityTest {
     void validityRunsFromTheTickerReadingTakenJustBeforeTryOnce() {
         f.backend.tryOnceRtt = Duration.ofMillis(40); // the answer arrives 40 ms after the request left
         long sentAt = f.ticker.nanoTime();
-        DefaultLease lease = f.acquire("a", LEASE, false);
+        DefaultLease<?> lease = f.acquire("a", LEASE, false);
 
         assertEquals(sentAt + LEASE.toNanos() - MARGIN.toNanos(), lease.validUntil());
         assertEquals(LEASE.minus(MARGIN).minusMillis(40), lease.remaining());
@@ -52,7 +52,7 @@ class LeaseValidityTest {
         long leaseStart = f.ticker.nanoTime();
         f.ticker.advance(Duration.ofSeconds(3)); // the shared lease was last refreshed 3 s ago
         f.backend.leaseStartNanos = leaseStart;
-        DefaultLease lease = f.acquire("a", LEASE, false);
+        DefaultLease<?> lease = f.acquire("a", LEASE, false);
 
         assertEquals(leaseStart + LEASE.toNanos() - MARGIN.toNanos(), lease.validUntil());
         assertEquals(LEASE.minus(MARGIN).minusSeconds(3), lease.remaining());
@@ -62,14 +62,14 @@ class LeaseValidityTest {
     void aLeaseStartLaterThanTheRequestNeverExtendsValidity() {
         long sentAt = f.ticker.nanoTime();
         f.backend.leaseStartNanos = sentAt + Duration.ofSeconds(5).toNanos(); // a backend bug must not help
-        DefaultLease lease = f.acquire("a", LEASE, false);
+        DefaultLease<?> lease = f.acquire("a", LEASE, false);
 
         assertEquals(sentAt + LEASE.toNanos() - MARGIN.toNanos(), lease.validUntil());
     }
 
     @Test
     void isValidAndRemainingFollowTheTicker() {
-        DefaultLease lease = f.acquire("a", LEASE, false);
+        DefaultLease<?> lease = f.acquire("a", LEASE, false);
         Duration window = LEASE.minus(MARGIN);
 
         f.ticker.advance(window.minusNanos(1));
@@ -84,7 +84,7 @@ class LeaseValidityTest {
 
     @Test
     void ensureValidThrowsExpiredAfterExpiry() {
-        DefaultLease lease = f.acquire("a", LEASE, false);
+        DefaultLease<?> lease = f.acquire("a", LEASE, false);
         f.ticker.advance(LEASE);
 
         LockLostException e = assertThrows(LockLostException.class, lease::ensureValid);
@@ -97,7 +97,7 @@ class LeaseValidityTest {
 
     @Test
     void ensureValidThrowsIllegalStateAfterRelease() {
-        DefaultLease lease = f.acquire("a", LEASE, false);
+        DefaultLease<?> lease = f.acquire("a", LEASE, false);
         lease.release();
 
         assertFalse(lease.isValid());
@@ -108,7 +108,7 @@ class LeaseValidityTest {
 
     @Test
     void theExpiryTimerEndsTheLeaseWithoutAnyoneAsking() {
-        DefaultLease lease = f.acquire("a", LEASE, false);
+        DefaultLease<?> lease = f.acquire("a", LEASE, false);
         List<LockLostException> lost = new ArrayList<>();
         lease.onLost(lost::add);
 
@@ -128,7 +128,7 @@ class LeaseValidityTest {
     @Test
     void aGrantWhoseAnswerArrivesAfterTheValidityWindowIsInvalidAtOnce() {
         f.backend.tryOnceRtt = LEASE; // the grant took as long as the lease
-        DefaultLease lease = f.acquire("slow", LEASE, true);
+        DefaultLease<?> lease = f.acquire("slow", LEASE, true);
 
         assertFalse(lease.isValid());
         assertEquals(Duration.ZERO, lease.remaining());
@@ -147,7 +147,7 @@ class LeaseValidityTest {
     @Test
     void aGrantJustInsideTheWindowIsValidForWhatIsLeft() {
         f.backend.tryOnceRtt = LEASE.minus(MARGIN).minusMillis(1);
-        DefaultLease lease = f.acquire("slow", LEASE, false);
+        DefaultLease<?> lease = f.acquire("slow", LEASE, false);
         assertTrue(lease.isValid());
         assertEquals(Duration.ofMillis(1), lease.remaining());
     }
@@ -162,7 +162,7 @@ class LeaseValidityTest {
                 io.dlock.LockClientConfig.builder("fake://x").ticker(ticker).build(),
                 FakeProvider.of(backend), scheduler, new DirectExecutorService());
         try {
-            DefaultLease lease = (DefaultLease) client.lock("a", Fixture.options(LEASE, false)).tryAcquire().orElseThrow();
+            DefaultLease<?> lease = (DefaultLease<?>) client.lock("a", Fixture.options(LEASE, false)).tryAcquire().orElseThrow();
             ticker.advance(Duration.ofSeconds(5)); // the reading wraps to negative
             assertTrue(lease.isValid());
             assertEquals(LEASE.minus(MARGIN).minusSeconds(5), lease.remaining());

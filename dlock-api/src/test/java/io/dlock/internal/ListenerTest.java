@@ -24,7 +24,7 @@ class ListenerTest {
     void everyEventIsReported() throws InterruptedException {
         Fixture f = new Fixture();
         try {
-            DefaultLease a = f.acquire("a", LEASE, true);
+            DefaultLease<?> a = f.acquire("a", LEASE, true);
             f.backend.grabAsOther("b", Duration.ofHours(1));
             f.client.lock("b").tryAcquire();
             f.scheduler.advance(Duration.ofSeconds(10)); // renewed
@@ -32,7 +32,7 @@ class ListenerTest {
             f.scheduler.advance(Duration.ofSeconds(10)); // renewal failed
             f.backend.renewThrows = false;
             a.release();
-            DefaultLease c = f.acquire("c", LEASE, false);
+            DefaultLease<?> c = f.acquire("c", LEASE, false);
             f.scheduler.advance(LEASE); // lost
 
             assertEquals(AcquireOutcome.ACQUIRED, f.listener.finished.get(0).outcome());
@@ -77,13 +77,13 @@ class ListenerTest {
         };
         Fixture f = new Fixture(b -> b.listener(throwing));
         try {
-            DefaultLease a = f.acquire("a", LEASE, true);
+            DefaultLease<?> a = f.acquire("a", LEASE, true);
             f.scheduler.advance(Duration.ofSeconds(10));
             assertTrue(a.isValid());
             assertEquals(1, f.backend.renewCalls.size());
             a.release();
             assertEquals(0, f.client.heldCount());
-            DefaultLease b = f.acquire("b", LEASE, false);
+            DefaultLease<?> b = f.acquire("b", LEASE, false);
             f.scheduler.advance(LEASE);
             assertFalse(b.isValid());
             assertEquals(0, f.client.queue().size());

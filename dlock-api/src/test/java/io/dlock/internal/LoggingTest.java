@@ -58,7 +58,7 @@ class LoggingTest {
     void aRenewalFailureStreakIsOneWarningAndTheExpiryThatEndsItSaysWhy() {
         fixture();
         try (LogCapture log = LogCapture.everyLevel()) {
-            DefaultLease lease = f.acquire(NAME, LEASE, true);
+            DefaultLease<?> lease = f.acquire(NAME, LEASE, true);
             long token = lease.fencingToken();
             failRenewals();
             f.scheduler.advance(Duration.ofSeconds(40)); // fails at 10 s, retried every 2.5 s, expires at 29.68 s
@@ -87,7 +87,7 @@ class LoggingTest {
     void aRenewalThatRecoversSaysSoOnceAtInfo() {
         fixture();
         try (LogCapture log = LogCapture.everyLevel()) {
-            DefaultLease lease = f.acquire(NAME, LEASE, true);
+            DefaultLease<?> lease = f.acquire(NAME, LEASE, true);
             f.backend.renewThrows = true;
             f.scheduler.advance(Duration.ofSeconds(14)); // fails at 10 s and 12.5 s
             f.backend.renewThrows = false;
@@ -105,8 +105,8 @@ class LoggingTest {
     void aSupersededLeaseAndASessionLossSayWhatHappenedAndHowMuchValidityWasLeft() {
         fixture();
         try (LogCapture log = LogCapture.everyLevel()) {
-            DefaultLease a = f.acquire("a", LEASE, true);
-            DefaultLease b = f.acquire("b", LEASE, true);
+            DefaultLease<?> a = f.acquire("a", LEASE, true);
+            DefaultLease<?> b = f.acquire("b", LEASE, true);
             f.backend.renewNotOwner = "a"::equals;
             f.scheduler.advance(Duration.ofSeconds(10));
             f.scheduler.advance(Duration.ofSeconds(2));
@@ -155,7 +155,7 @@ class LoggingTest {
         String text;
         try (LogCapture log = LogCapture.everyLevel()) {
             // renewal failures, a streak that recovers, one that ends in expiry
-            DefaultLease a = f.acquire("a", LEASE, true);
+            DefaultLease<?> a = f.acquire("a", LEASE, true);
             f.backend.renewThrows = true;
             f.scheduler.advance(Duration.ofSeconds(12));
             f.backend.renewThrows = false;
@@ -164,12 +164,12 @@ class LoggingTest {
             f.scheduler.advance(LEASE);
             assertFalse(a.isValid());
             // a superseded lease, a failed release, a failed acquire
-            DefaultLease b = f.acquire("b", LEASE, true);
+            DefaultLease<?> b = f.acquire("b", LEASE, true);
             f.backend.renewFailure = null;
             f.backend.renewNotOwner = "b"::equals;
             f.scheduler.advance(Duration.ofSeconds(10));
             assertFalse(b.isValid());
-            DefaultLease c = f.acquire("c", LEASE, false);
+            DefaultLease<?> c = f.acquire("c", LEASE, false);
             f.backend.releaseThrows = true;
             c.release();
             f.backend.tryOnceFailure = () -> new LockBackendException("fake: cannot reach "

@@ -28,7 +28,7 @@ class OnLostTest {
 
     @Test
     void aListenerAddedAfterTheLossRunsAtOnceOnTheCallersThread() {
-        DefaultLease lease = f.acquire("a", LEASE, false);
+        DefaultLease<?> lease = f.acquire("a", LEASE, false);
         f.scheduler.advance(LEASE);
         assertFalse(lease.isValid());
 
@@ -45,7 +45,7 @@ class OnLostTest {
 
     @Test
     void neverFiresOnRelease() {
-        DefaultLease lease = f.acquire("a", LEASE, true);
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
         List<LockLostException> before = new ArrayList<>();
         List<LockLostException> after = new ArrayList<>();
         lease.onLost(before::add);
@@ -62,14 +62,14 @@ class OnLostTest {
 
     @Test
     void firesOnceWhateverEndsTheLease() {
-        DefaultLease lease = f.acquire("a", LEASE, true);
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
         List<LockLostException> lost = new ArrayList<>();
         lease.onLost(lost::add);
         f.backend.renewNotOwner = n -> true;
 
         f.scheduler.advance(Duration.ofSeconds(10)); // superseded
         f.backend.context.events().allLeasesLost(LostReason.SESSION_LOST);
-        f.backend.context.events().leaseLost(lease, LostReason.SUPERSEDED);
+        f.backend.context.events().leaseLost(lease.ownerId(), LostReason.SUPERSEDED);
         f.scheduler.advance(LEASE.multipliedBy(2)); // and the validity would have ended too
         assertFalse(lease.isValid());
         lease.release();
@@ -81,7 +81,7 @@ class OnLostTest {
 
     @Test
     void allListenersRunEvenIfOneThrows() {
-        DefaultLease lease = f.acquire("a", LEASE, false);
+        DefaultLease<?> lease = f.acquire("a", LEASE, false);
         List<String> ran = new ArrayList<>();
         lease.onLost(e -> ran.add("first"));
         lease.onLost(e -> {
@@ -94,8 +94,8 @@ class OnLostTest {
 
     @Test
     void aSessionLossEndsEveryLeaseAndFreesTheServerBestEffort() {
-        DefaultLease a = f.acquire("a", LEASE, true);
-        DefaultLease b = f.acquire("b", LEASE, false);
+        DefaultLease<?> a = f.acquire("a", LEASE, true);
+        DefaultLease<?> b = f.acquire("b", LEASE, false);
         List<LockLostException> lost = new ArrayList<>();
         a.onLost(lost::add);
         b.onLost(lost::add);
@@ -116,9 +116,9 @@ class OnLostTest {
 
     @Test
     void aBackendEventForOneLeaseEndsOnlyThatLease() {
-        DefaultLease a = f.acquire("a", LEASE, true);
-        DefaultLease b = f.acquire("b", LEASE, true);
-        f.backend.context.events().leaseLost(a, LostReason.SUPERSEDED);
+        DefaultLease<?> a = f.acquire("a", LEASE, true);
+        DefaultLease<?> b = f.acquire("b", LEASE, true);
+        f.backend.context.events().leaseLost(a.ownerId(), LostReason.SUPERSEDED);
         assertFalse(a.isValid());
         assertTrue(b.isValid());
         assertEquals(LostReason.SUPERSEDED, assertThrows(LockLostException.class, a::ensureValid).reason());
@@ -126,8 +126,50 @@ class OnLostTest {
 
     @Test
     void aNullListenerIsRejected() {
-        DefaultLease lease = f.acquire("a", LEASE, false);
+        DefaultLease<?> lease = f.acquire("a", LEASE, false);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> lease.onLost(null));
         assertTrue(e.getMessage().contains("listener"), e.getMessage());
+    }
+
+    @Test
+    void aLossReportedBeforeTheCoreHasTheGrantEndsTheLeaseOnceRegistered() {
+        // the backend learns of the loss while tryOnce is still answering: it names the grant by
+        // the owner id of the request, which the core knows before it has the lease
+        f.backend.onGranted = owner -> f.backend.context.events().leaseLost(owner, LostReason.SUPERSEDED);
+        List<LockLostException> lost = new ArrayList<>();
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
+        lease.onLost(lost::add);
+        assertFalse(lease.isValid());
+        assertEquals(LostReason.SUPERSEDED, assertThrows(LockLostException.class, lease::ensureValid).reason());
+        assertEquals(1, lost.size(), "a listener added after the loss runs at once");
+        assertEquals(1, f.listener.lost.size());
+        assertEquals(0, f.client.heldCount());
+    }
+
+    @Test
+    void aLossForAnOwnerIdTheClientDoesNotHoldIsIgnored() {
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
+        f.backend.context.events().leaseLost("0123456789abcdef0123456789abcdef", LostReason.SUPERSEDED);
+        f.backend.context.events().leaseLost(null, LostReason.SUPERSEDED);
+        assertTrue(lease.isValid());
+        assertTrue(f.listener.lost.isEmpty());
+        // and after an attempt ended without a grant, its owner id is forgotten
+        f.backend.grabAsOther("b", LEASE);
+        assertTrue(f.client.lock("b").tryAcquire().isEmpty());
+        String busyOwner = f.backend.requests.get(f.backend.requests.size() - 1).ownerId();
+        f.backend.context.events().leaseLost(busyOwner, LostReason.SUPERSEDED);
+        assertTrue(lease.isValid());
+        assertTrue(f.listener.lost.isEmpty());
+    }
+
+    @Test
+    void theUsersLeaseIsNotWhatTheBackendSees() {
+        io.dlock.Lease lease = f.acquire("a", LEASE, true);
+        for (Class<?> type : lease.getClass().getInterfaces()) {
+            assertTrue(type.getPackageName().equals("io.dlock"),
+                    "the lease implements only API types, not " + type.getName());
+        }
+        assertFalse(((Object) lease) instanceof io.dlock.spi.Grant<?>, "a lease is no grant");
+        assertEquals(f.backend.requests.get(0).ownerId(), lease.ownerId());
     }
 }

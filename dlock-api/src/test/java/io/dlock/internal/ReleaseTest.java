@@ -25,7 +25,7 @@ class ReleaseTest {
 
     @Test
     void releaseIsIdempotentAndCallsTheBackendOnce() {
-        DefaultLease lease = f.acquire("a", LEASE, true);
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
         lease.release();
         lease.release();
         lease.close();
@@ -50,7 +50,7 @@ class ReleaseTest {
 
     @Test
     void theReleasedListenerGetsTheHoldTime() {
-        DefaultLease lease = f.acquire("a", LEASE, true);
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
         f.scheduler.advance(Duration.ofSeconds(7));
         lease.release();
 
@@ -63,7 +63,7 @@ class ReleaseTest {
 
     @Test
     void aFailedReleaseIsSwallowedLoggedAndTheLeaseIsStillReleasedLocally() {
-        DefaultLease lease = f.acquire("a", LEASE, true);
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
         f.backend.releaseThrows = true;
         String log;
         try (LogCapture capture = new LogCapture()) {
@@ -89,7 +89,7 @@ class ReleaseTest {
 
     @Test
     void aReleaseAfterExpiryNeverAffectsTheNewHolder() {
-        DefaultLease lease = f.acquire("a", LEASE, false);
+        DefaultLease<?> lease = f.acquire("a", LEASE, false);
         f.scheduler.advance(LEASE.plusSeconds(1)); // expired locally and on the server
         long otherToken = f.backend.grabAsOther("a", LEASE);
         assertTrue(otherToken > lease.fencingToken());
@@ -105,7 +105,7 @@ class ReleaseTest {
     void tokensIncreaseAcrossGrants() {
         long previous = 0;
         for (int i = 0; i < 5; i++) {
-            DefaultLease lease = f.acquire("a", LEASE, true);
+            DefaultLease<?> lease = f.acquire("a", LEASE, true);
             assertTrue(lease.fencingToken() > previous);
             previous = lease.fencingToken();
             lease.release();

@@ -39,7 +39,7 @@ class RenewalTest {
 
     @Test
     void renewsEveryThirdOfTheLeaseTime() {
-        DefaultLease lease = f.acquire("a", LEASE, true);
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
         long t0 = f.ticker.nanoTime();
 
         f.scheduler.advance(INTERVAL.minusNanos(1));
@@ -69,7 +69,7 @@ class RenewalTest {
 
     @Test
     void renewalExtendsValidityFromItsSendTime() {
-        DefaultLease lease = f.acquire("a", LEASE, true);
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
         f.backend.renewRtt = Duration.ofMillis(50);
         long sent = f.ticker.nanoTime() + INTERVAL.toNanos();
 
@@ -81,7 +81,7 @@ class RenewalTest {
 
     @Test
     void batchesManyDueLeasesIntoFewCalls() {
-        List<DefaultLease> leases = new ArrayList<>();
+        List<DefaultLease<?>> leases = new ArrayList<>();
         for (int i = 0; i < 300; i++) {
             leases.add(f.acquire("lock-" + i, LEASE, true));
         }
@@ -117,8 +117,8 @@ class RenewalTest {
 
     @Test
     void renewAnsweringNotOwnerLosesTheLeaseAsSuperseded() {
-        DefaultLease lease = f.acquire("a", LEASE, true);
-        DefaultLease other = f.acquire("b", LEASE, true);
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
+        DefaultLease<?> other = f.acquire("b", LEASE, true);
         List<LockLostException> lost = new ArrayList<>();
         lease.onLost(lost::add);
         f.backend.renewNotOwner = "a"::equals;
@@ -139,7 +139,7 @@ class RenewalTest {
 
     @Test
     void renewFailuresAreRetriedAndExpiryIsReportedOnceWithABestEffortRelease() {
-        DefaultLease lease = f.acquire("a", LEASE, true);
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
         long t0 = f.ticker.nanoTime();
         List<LockLostException> lost = Collections.synchronizedList(new ArrayList<>());
         lease.onLost(lost::add);
@@ -174,7 +174,7 @@ class RenewalTest {
 
     @Test
     void aRenewalThatSucceedsAfterAFailureKeepsTheLease() {
-        DefaultLease lease = f.acquire("a", LEASE, true);
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
         f.backend.renewThrows = true;
         f.scheduler.advance(INTERVAL);
         assertEquals(1, f.listener.renewalFailed.size());
@@ -188,7 +188,7 @@ class RenewalTest {
 
     @Test
     void aRenewalAnsweredAfterExpiryDoesNotResurrectTheLease() {
-        DefaultLease lease = f.acquire("a", LEASE, true);
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
         List<LockLostException> lost = new ArrayList<>();
         lease.onLost(lost::add);
         f.backend.renewRtt = LEASE; // sent at 10 s, answered (true) at 40 s, after validity ended at ~29.7 s
@@ -243,7 +243,7 @@ class RenewalTest {
         f.close();
         ExecutorService worker = Executors.newSingleThreadExecutor();
         f = new Fixture(UnaryOperator.identity(), worker);
-        DefaultLease lease = f.acquire("a", LEASE, true);
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
         List<LockLostException> lost = Collections.synchronizedList(new ArrayList<>());
         lease.onLost(lost::add);
         CountDownLatch gate = new CountDownLatch(1);
@@ -270,7 +270,7 @@ class RenewalTest {
 
     @Test
     void leasesWithoutAutoRenewAreNeverRenewed() {
-        DefaultLease lease = f.acquire("a", LEASE, false);
+        DefaultLease<?> lease = f.acquire("a", LEASE, false);
         f.scheduler.advance(LEASE.multipliedBy(3));
         assertTrue(f.backend.renewCalls.isEmpty());
         assertFalse(lease.isValid());
@@ -279,7 +279,7 @@ class RenewalTest {
 
     @Test
     void releaseStopsRenewal() {
-        DefaultLease lease = f.acquire("a", LEASE, true);
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
         f.scheduler.advance(Duration.ofSeconds(5));
         lease.release();
         f.scheduler.advance(LEASE.multipliedBy(3));
@@ -289,7 +289,7 @@ class RenewalTest {
 
     @Test
     void aBackendAnsweringTheWrongNumberOfResultsCountsAsAFailureNotALoss() {
-        DefaultLease lease = f.acquire("a", LEASE, true);
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
         f.backend.renewAnswersWrongLength = true;
         f.scheduler.advance(INTERVAL);
         assertTrue(lease.isValid(), "a malformed answer is an unknown outcome, not a loss");
@@ -297,5 +297,43 @@ class RenewalTest {
         f.scheduler.advance(LEASE);
         assertFalse(lease.isValid());
         assertEquals(LostReason.EXPIRED, assertThrows(LockLostException.class, lease::ensureValid).reason());
+    }
+
+    @Test
+    void anUnknownOutcomeForOneGrantFailsOnlyThatLeaseAndKeepsTheOthersRenewed() {
+        DefaultLease<?> a = f.acquire("a", LEASE, true);
+        DefaultLease<?> b = f.acquire("b", LEASE, true);
+        DefaultLease<?> c = f.acquire("c", LEASE, true);
+        f.backend.renewUnknown = "b"::equals;
+
+        f.scheduler.advance(INTERVAL);
+
+        assertEquals(Set.of("a", "b", "c"), new HashSet<>(f.backend.renewCalls.get(0)), "one batch");
+        assertEquals(Set.of("a", "c"), new HashSet<>(f.listener.renewed), "the grants that renewed count as renewed");
+        assertEquals(1, f.listener.renewalFailed.size(), "only b failed");
+        assertTrue(f.listener.renewalFailed.get(0).getMessage().contains("'b'"),
+                "the failure is b's own: " + f.listener.renewalFailed.get(0));
+        // b is retried soon, alone; a and c wait for their next interval
+        f.scheduler.advance(Duration.ofSeconds(3));
+        assertTrue(f.backend.renewCalls.size() >= 2);
+        assertEquals(List.of("b"), f.backend.renewCalls.get(1), "the retry renews only the failed grant");
+
+        // b keeps failing until its validity ends; a and c stay valid throughout
+        f.scheduler.advance(LEASE);
+        assertFalse(b.isValid());
+        assertEquals(LostReason.EXPIRED, assertThrows(LockLostException.class, b::ensureValid).reason());
+        assertTrue(a.isValid());
+        assertTrue(c.isValid());
+        assertEquals(0, f.backend.stateMismatches.get(), "each grant's state came back unchanged");
+    }
+
+    @Test
+    void aBackendAnsweringANullOutcomeCountsAsAFailureOfTheBatch() {
+        DefaultLease<?> lease = f.acquire("a", LEASE, true);
+        f.backend.renewAnswersANullOutcome = true; // the core cannot tell what happened to that grant
+        f.scheduler.advance(INTERVAL);
+        assertTrue(lease.isValid(), "a malformed answer is an unknown outcome, not a loss");
+        assertTrue(f.listener.renewalFailed.stream().anyMatch(t -> t instanceof IllegalStateException
+                && t.getMessage().contains("null")), "failures: " + f.listener.renewalFailed);
     }
 }

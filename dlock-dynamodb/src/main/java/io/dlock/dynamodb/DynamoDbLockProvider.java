@@ -49,7 +49,7 @@ public final class DynamoDbLockProvider implements LockProvider {
      *     found, created or made ready
      */
     @Override
-    public LockBackend open(BackendContext context) {
+    public LockBackend<?> open(BackendContext context) {
         Objects.requireNonNull(context, "context");
         return DynamoDbLockBackend.open(context);
     }

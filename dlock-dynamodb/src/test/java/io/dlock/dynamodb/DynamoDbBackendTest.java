@@ -1,5 +1,7 @@
 package io.dlock.dynamodb;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import io.dlock.tck.TestTiming;
 
 import static io.dlock.dynamodb.TestSupport.client;
@@ -22,10 +24,10 @@ import io.dlock.LockClientConfig;
 import io.dlock.LockHolder;
 import io.dlock.LockOptions;
 import io.dlock.Ticker;
-import io.dlock.dynamodb.TestSupport.Held;
 import io.dlock.dynamodb.TestSupport.ManualTicker;
 import io.dlock.dynamodb.TestSupport.RequestCounter;
 import io.dlock.dynamodb.internal.DynamoDbLockBackend;
+import io.dlock.spi.Grant;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
@@ -162,40 +164,40 @@ class DynamoDbBackendTest {
         try (DynamoDbLockBackend a = backend(Ticker.system(), Clock.systemUTC());
              DynamoDbLockBackend b = backend(Ticker.system(), Clock.systemUTC())) {
             AcquireRequest ra = request(name, lease);
-            AttemptResult first = a.newAttempt(ra).tryOnce();
-            assertTrue(first.granted());
+            AttemptResult<Void> first = a.newAttempt(ra).tryOnce();
+            assertTrue(isGranted(first));
             AcquireRequest rb = request(name, lease);
-            AttemptResult second = takeOver(b.newAttempt(rb), Duration.ofSeconds(3));
-            assertTrue(second.fencingToken() > first.fencingToken());
+            AttemptResult<Void> second = takeOver(b.newAttempt(rb), Duration.ofSeconds(3));
+            assertTrue(token(second) > token(first));
             Map<String, AttributeValue> before = item(server, table, name);
 
-            Held stale = new Held(name, ra.ownerId(), first.fencingToken(), lease, null);
-            assertFalse(a.release(stale), "a release by the superseded grant");
-            assertArrayEquals(new boolean[] {false}, a.renew(List.of(stale)), "a renewal by the superseded grant");
-            assertArrayEquals(new boolean[] {false, false}, a.renew(List.of(stale, stale)));
+            Grant<Void> stale = new Grant<Void>(name, ra.ownerId(), token(first), lease, null);
+            assertFalse(released(a.release(stale)), "a release by the superseded grant");
+            assertArrayEquals(new boolean[] {false}, renewed(a.renew(List.of(stale))), "a renewal by the superseded grant");
+            assertArrayEquals(new boolean[] {false, false}, renewed(a.renew(List.of(stale, stale))));
             // a stale owner with the current token, or the current owner with a stale token, changes nothing either
-            assertFalse(a.release(new Held(name, ra.ownerId(), second.fencingToken(), lease, null)));
-            assertFalse(a.release(new Held(name, rb.ownerId(), first.fencingToken(), lease, null)));
+            assertFalse(released(a.release(new Grant<Void>(name, ra.ownerId(), token(second), lease, null))));
+            assertFalse(released(a.release(new Grant<Void>(name, rb.ownerId(), token(first), lease, null))));
 
             assertEquals(before, item(server, table, name), "the stale calls did not write");
             LockHolder h = b.holder(name).orElseThrow();
             assertEquals(rb.ownerId(), h.ownerId());
-            assertEquals(second.fencingToken(), h.fencingToken());
-            assertTrue(b.release(new Held(name, rb.ownerId(), second.fencingToken(), lease, null)));
-            assertFalse(b.release(new Held(name, rb.ownerId(), second.fencingToken(), lease, null)), "released once");
+            assertEquals(token(second), h.fencingToken());
+            assertTrue(released(b.release(new Grant<Void>(name, rb.ownerId(), token(second), lease, null))));
+            assertFalse(released(b.release(new Grant<Void>(name, rb.ownerId(), token(second), lease, null))), "released once");
         }
     }
 
     /** Tries until granted, sleeping as the core would, at most {@code max}. */
-    private static AttemptResult takeOver(AcquireAttempt attempt, Duration max) throws InterruptedException {
+    private static AttemptResult<Void> takeOver(AcquireAttempt<Void> attempt, Duration max) throws InterruptedException {
         long deadline = System.nanoTime() + max.toNanos();
         while (true) {
-            AttemptResult r = attempt.tryOnce();
-            if (r.granted()) {
+            AttemptResult<Void> r = attempt.tryOnce();
+            if (isGranted(r)) {
                 return r;
             }
             assertTrue(System.nanoTime() - deadline < 0, "not granted within " + max);
-            Duration hint = r.retryAfter().orElse(Duration.ofMillis(20));
+            Duration hint = ((AttemptResult.Busy<Void>) r).retryAfter().orElse(Duration.ofMillis(20));
             attempt.awaitTurn(hint.compareTo(Duration.ofMillis(50)) < 0 ? hint.plusMillis(1) : Duration.ofMillis(50));
         }
     }
@@ -210,30 +212,30 @@ class DynamoDbBackendTest {
         try (DynamoDbLockBackend holder = backend(Ticker.system(), skewed);
              DynamoDbLockBackend waiter = backend(ticker, Clock.systemUTC())) {
             AcquireRequest rh = request(name, lease);
-            AttemptResult held = holder.newAttempt(rh).tryOnce();
-            assertTrue(held.granted());
+            AttemptResult<Void> held = holder.newAttempt(rh).tryOnce();
+            assertTrue(isGranted(held));
             // the holder's skewed wall clock reached the item, for people to read; nothing decides on it
             Instant shown = Instant.parse(item(server, table, name).get("holderTime").s());
             assertTrue(Math.abs(Duration.between(Instant.now().plus(Duration.ofHours(skewHours)), shown).toMinutes()) < 5,
                     "holderTime " + shown);
 
-            AcquireAttempt attempt = waiter.newAttempt(request(name, lease));
-            AttemptResult r = attempt.tryOnce();
-            assertFalse(r.granted());
-            assertEquals(lease, r.retryAfter().orElseThrow(), "the whole lease is left on the waiter's ticker");
+            AcquireAttempt<Void> attempt = waiter.newAttempt(request(name, lease));
+            AttemptResult<Void> r = attempt.tryOnce();
+            assertFalse(isGranted(r));
+            assertEquals(lease, ((AttemptResult.Busy<Void>) r).retryAfter().orElseThrow(), "the whole lease is left on the waiter's ticker");
             // real time passes, far beyond the lease, but the waiter's ticker stands still: no takeover
             TestTiming.sleep(lease.toMillis() * 2);
             r = attempt.tryOnce();
-            assertFalse(r.granted(), "taken over before the waiter's ticker saw a lease time pass");
+            assertFalse(isGranted(r), "taken over before the waiter's ticker saw a lease time pass");
             ticker.advance(lease.minusMillis(1));
             r = attempt.tryOnce();
-            assertFalse(r.granted(), "taken over 1 ms before the lease time passed on the waiter's ticker");
-            assertEquals(Duration.ofMillis(1), r.retryAfter().orElseThrow());
+            assertFalse(isGranted(r), "taken over 1 ms before the lease time passed on the waiter's ticker");
+            assertEquals(Duration.ofMillis(1), ((AttemptResult.Busy<Void>) r).retryAfter().orElseThrow());
             ticker.advance(Duration.ofMillis(1));
             r = attempt.tryOnce();
-            assertTrue(r.granted(), "not taken over once the record version was unchanged for a lease time");
-            assertEquals(held.fencingToken() + 1, r.fencingToken());
-            assertFalse(holder.renew(List.of(new Held(name, rh.ownerId(), held.fencingToken(), lease, null)))[0],
+            assertTrue(isGranted(r), "not taken over once the record version was unchanged for a lease time");
+            assertEquals(token(held) + 1, token(r));
+            assertFalse(renewed(holder.renew(List.of(new Grant<Void>(name, rh.ownerId(), token(held), lease, null))))[0],
                     "the old holder's renewal after the takeover");
         }
     }
@@ -246,23 +248,23 @@ class DynamoDbBackendTest {
         try (DynamoDbLockBackend holder = backend(Ticker.system(), Clock.systemUTC());
              DynamoDbLockBackend waiter = backend(ticker, Clock.systemUTC())) {
             AcquireRequest rh = request(name, lease);
-            AttemptResult held = holder.newAttempt(rh).tryOnce();
-            AcquireAttempt attempt = waiter.newAttempt(request(name, lease));
-            assertFalse(attempt.tryOnce().granted());
+            AttemptResult<Void> held = holder.newAttempt(rh).tryOnce();
+            AcquireAttempt<Void> attempt = waiter.newAttempt(request(name, lease));
+            assertFalse(isGranted(attempt.tryOnce()));
             ticker.advance(Duration.ofMillis(400));
             assertArrayEquals(new boolean[] {true},
-                    holder.renew(List.of(new Held(name, rh.ownerId(), held.fencingToken(), lease, null))));
+                    renewed(holder.renew(List.of(new Grant<Void>(name, rh.ownerId(), token(held), lease, null)))));
             ticker.advance(Duration.ofMillis(200)); // 600 ms since the first sighting, 200 since the renewal
-            AttemptResult r = attempt.tryOnce();
-            assertFalse(r.granted(), "the renewal wrote a new record version: the waiter starts counting again");
+            AttemptResult<Void> r = attempt.tryOnce();
+            assertFalse(isGranted(r), "the renewal wrote a new record version: the waiter starts counting again");
             // the waiter is now first in line, so it polls sooner than the lease time, but takes over no earlier
-            assertTrue(r.retryAfter().orElseThrow().compareTo(lease) <= 0, r.retryAfter().toString());
+            assertTrue(((AttemptResult.Busy<Void>) r).retryAfter().orElseThrow().compareTo(lease) <= 0, ((AttemptResult.Busy<Void>) r).retryAfter().toString());
             ticker.advance(lease.minusMillis(1));
             r = attempt.tryOnce();
-            assertFalse(r.granted(), "taken over 1 ms before a lease time since the renewal was seen");
-            assertEquals(Duration.ofMillis(1), r.retryAfter().orElseThrow());
+            assertFalse(isGranted(r), "taken over 1 ms before a lease time since the renewal was seen");
+            assertEquals(Duration.ofMillis(1), ((AttemptResult.Busy<Void>) r).retryAfter().orElseThrow());
             ticker.advance(Duration.ofMillis(1));
-            assertTrue(attempt.tryOnce().granted());
+            assertTrue(isGranted(attempt.tryOnce()));
         }
     }
 
@@ -295,7 +297,7 @@ class DynamoDbBackendTest {
         String name = "crashed";
         long grantedAt = System.nanoTime();
         DynamoDbLockBackend crashed = backend(Ticker.system(), Clock.systemUTC());
-        assertTrue(crashed.newAttempt(request(name, lease)).tryOnce().granted());
+        assertTrue(isGranted(crashed.newAttempt(request(name, lease)).tryOnce()));
         crashed.close(); // gone without a release, like a process that died
         try (LockClient other = client(plainUri())) {
             Lease next = other.lock(name).tryAcquire(lease.multipliedBy(5)).orElseThrow();
@@ -420,18 +422,18 @@ class DynamoDbBackendTest {
         RequestCounter counter = new RequestCounter();
         try (DynamoDbLockBackend backend = openBackend(plainUri(), Duration.ofSeconds(5), Ticker.system(),
                 Clock.systemUTC(), b -> b.addExecutionInterceptor(counter))) {
-            List<Held> held = new ArrayList<>();
+            List<Grant<Void>> held = new ArrayList<>();
             for (int i = 0; i < 100; i++) {
                 AcquireRequest r = request("auto-" + i, lease);
-                AttemptResult g = backend.newAttempt(r).tryOnce();
-                held.add(new Held(r.name(), r.ownerId(), g.fencingToken(), lease, null));
+                AttemptResult<Void> g = backend.newAttempt(r).tryOnce();
+                held.add(new Grant<Void>(r.name(), r.ownerId(), token(g), lease, null));
             }
             counter.reset();
-            boolean[] few = backend.renew(held.subList(0, 99));
+            boolean[] few = renewed(backend.renew(held.subList(0, 99)));
             assertEquals(99, counter.of("UpdateItem"), "below 100 leases: one update each; " + counter);
             assertEquals(0, counter.of("TransactWriteItems"), counter.toString());
             counter.reset();
-            boolean[] many = backend.renew(held);
+            boolean[] many = renewed(backend.renew(held));
             assertEquals(1, counter.of("TransactWriteItems"), "100 leases: one transaction; " + counter);
             assertEquals(0, counter.of("UpdateItem"), counter.toString());
             for (int i = 0; i < 100; i++) {
@@ -450,19 +452,19 @@ class DynamoDbBackendTest {
         try (DynamoDbLockBackend backend = openBackend(uri, Duration.ofSeconds(5), Ticker.system(), Clock.systemUTC(),
                 b -> b.addExecutionInterceptor(counter));
              DynamoDbLockBackend thief = backend(Ticker.system(), Clock.systemUTC())) {
-            List<Held> held = new ArrayList<>();
+            List<Grant<Void>> held = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 AcquireRequest r = request("many-" + mode + "-" + i, lease);
-                AttemptResult g = backend.newAttempt(r).tryOnce();
-                held.add(new Held(r.name(), r.ownerId(), g.fencingToken(), lease, null));
+                AttemptResult<Void> g = backend.newAttempt(r).tryOnce();
+                held.add(new Grant<Void>(r.name(), r.ownerId(), token(g), lease, null));
             }
             // lease 7 lost: another owner took it (release by its owner, then a grant to the thief)
-            assertTrue(backend.release(held.get(7)));
-            assertTrue(thief.newAttempt(request(held.get(7).name(), lease)).tryOnce().granted());
+            assertTrue(released(backend.release(held.get(7))));
+            assertTrue(isGranted(thief.newAttempt(request(held.get(7).name(), lease)).tryOnce()));
             String rvnBefore = item(server, table, held.get(3).name()).get("rvn").s();
 
             counter.reset();
-            boolean[] renewed = backend.renew(held);
+            boolean[] renewed = renewed(backend.renew(held));
             for (int i = 0; i < n; i++) {
                 assertEquals(i != 7, renewed[i], "lease " + i);
             }

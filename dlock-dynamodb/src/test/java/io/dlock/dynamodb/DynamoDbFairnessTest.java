@@ -1,5 +1,7 @@
 package io.dlock.dynamodb;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import static io.dlock.dynamodb.TestSupport.client;
 import static io.dlock.dynamodb.TestSupport.newTable;
 import static io.dlock.dynamodb.TestSupport.openBackend;
@@ -16,9 +18,9 @@ import io.dlock.LockBackendException;
 import io.dlock.LockClient;
 import io.dlock.LockOptions;
 import io.dlock.Ticker;
-import io.dlock.dynamodb.TestSupport.Held;
 import io.dlock.dynamodb.TestSupport.ManualTicker;
 import io.dlock.dynamodb.internal.DynamoDbLockBackend;
+import io.dlock.spi.Grant;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
@@ -242,7 +244,7 @@ class DynamoDbFairnessTest {
         try (LockClient poller = client(plainUri())) {
             // a client would release when its lease ran out on its own clock; a process that died does not
             DynamoDbLockBackend crashed = openBackend(plainUri(), Duration.ofSeconds(2));
-            assertTrue(crashed.newAttempt(request(name, lease)).tryOnce().granted());
+            assertTrue(isGranted(crashed.newAttempt(request(name, lease)).tryOnce()));
             crashed.close();
             queueAndCrash(request(name, lease));
             long firstTry = System.nanoTime();
@@ -270,31 +272,31 @@ class DynamoDbFairnessTest {
         try (DynamoDbLockBackend a = openBackend(plainUri(), Duration.ofSeconds(2));
              DynamoDbLockBackend b = openBackend(plainUri(), Duration.ofSeconds(2))) {
             AcquireRequest first = request(name, lease);
-            AttemptResult held = a.newAttempt(first).tryOnce();
-            assertTrue(held.granted());
+            AttemptResult<Void> held = a.newAttempt(first).tryOnce();
+            assertTrue(isGranted(held));
             AcquireRequest waiting = request(name, lease);
-            AcquireAttempt waiter = b.newAttempt(waiting);
-            assertFalse(waiter.tryOnce().granted(), "the optimistic write");
-            assertFalse(waiter.tryOnce().granted(), "a read, then a ticket in line");
+            AcquireAttempt<Void> waiter = b.newAttempt(waiting);
+            assertFalse(isGranted(waiter.tryOnce()), "the optimistic write");
+            assertFalse(isGranted(waiter.tryOnce()), "a read, then a ticket in line");
             assertEquals(1, line(name).size());
-            assertTrue(a.release(new Held(name, first.ownerId(), held.fencingToken(), lease, null)));
+            assertTrue(released(a.release(new Grant<Void>(name, first.ownerId(), token(held), lease, null))));
 
             // the releasing client asks again at once: the lock is free, but a ticket is in line
-            AcquireAttempt again = a.newAttempt(request(name, lease));
-            AttemptResult r = again.tryOnce();
-            assertFalse(r.granted(), "the client that released took the lock past the waiter");
-            assertFalse(again.tryOnce().granted(), "a second try queues behind the waiter");
+            AcquireAttempt<Void> again = a.newAttempt(request(name, lease));
+            AttemptResult<Void> r = again.tryOnce();
+            assertFalse(isGranted(r), "the client that released took the lock past the waiter");
+            assertFalse(isGranted(again.tryOnce()), "a second try queues behind the waiter");
             List<String> line = line(name);
             assertEquals(2, line.size(), line.toString());
             assertTrue(line.get(0).startsWith(waiting.ownerId()), line.toString());
 
-            AttemptResult turn = waiter.tryOnce();
-            assertTrue(turn.granted(), "the waiter first in line");
-            assertEquals(held.fencingToken() + 1, turn.fencingToken());
+            AttemptResult<Void> turn = waiter.tryOnce();
+            assertTrue(isGranted(turn), "the waiter first in line");
+            assertEquals(token(held) + 1, token(turn));
             assertEquals(1, line(name).size(), "the grant took the waiter's ticket out of the line");
             again.abandon();
             assertEquals(List.of(), line(name), "abandon() took the other ticket out of the line");
-            assertTrue(b.release(new Held(name, waiting.ownerId(), turn.fencingToken(), lease, null)));
+            assertTrue(released(b.release(new Grant<Void>(name, waiting.ownerId(), token(turn), lease, null))));
         }
     }
 
@@ -308,33 +310,33 @@ class DynamoDbFairnessTest {
              DynamoDbLockBackend c = openBackend(plainUri(), Duration.ofSeconds(2), ticker, Clock.systemUTC(),
                      x -> { })) {
             AcquireRequest first = request(name, lease);
-            AttemptResult held = a.newAttempt(first).tryOnce();
+            AttemptResult<Void> held = a.newAttempt(first).tryOnce();
             AcquireRequest slow = request(name, lease);
-            AcquireAttempt stalled = b.newAttempt(slow);
-            assertFalse(stalled.tryOnce().granted());
-            assertFalse(stalled.tryOnce().granted()); // in line, then it stops polling
-            assertTrue(a.release(new Held(name, first.ownerId(), held.fencingToken(), lease, null)));
+            AcquireAttempt<Void> stalled = b.newAttempt(slow);
+            assertFalse(isGranted(stalled.tryOnce()));
+            assertFalse(isGranted(stalled.tryOnce())); // in line, then it stops polling
+            assertTrue(released(a.release(new Grant<Void>(name, first.ownerId(), token(held), lease, null))));
 
-            AcquireAttempt skipper = c.newAttempt(request(name, lease));
-            AttemptResult r = skipper.tryOnce();
-            assertFalse(r.granted());
-            assertEquals(lease, r.retryAfter().orElseThrow(), "the whole ticket time is left on the skipper's ticker");
+            AcquireAttempt<Void> skipper = c.newAttempt(request(name, lease));
+            AttemptResult<Void> r = skipper.tryOnce();
+            assertFalse(isGranted(r));
+            assertEquals(lease, ((AttemptResult.Busy<Void>) r).retryAfter().orElseThrow(), "the whole ticket time is left on the skipper's ticker");
             TestTiming.sleep(lease.toMillis() * 2); // real time passes; the skipper's ticker stands still
-            assertFalse(skipper.tryOnce().granted(), "it queues behind the ticket");
+            assertFalse(isGranted(skipper.tryOnce()), "it queues behind the ticket");
             ticker.advance(lease.minusMillis(1));
             r = skipper.tryOnce();
-            assertFalse(r.granted());
+            assertFalse(isGranted(r));
             assertEquals(2, line(name).size(), "skipped 1 ms before the ticket time passed on the skipper's ticker");
-            assertEquals(Duration.ofMillis(1), r.retryAfter().orElseThrow());
+            assertEquals(Duration.ofMillis(1), ((AttemptResult.Busy<Void>) r).retryAfter().orElseThrow());
             ticker.advance(Duration.ofMillis(1));
-            assertFalse(skipper.tryOnce().granted(), "a skip is a write of its own");
+            assertFalse(isGranted(skipper.tryOnce()), "a skip is a write of its own");
             assertEquals(1, line(name).size(), "not skipped once the ticket time passed");
-            AttemptResult turn = skipper.tryOnce();
-            assertTrue(turn.granted());
-            assertEquals(held.fencingToken() + 1, turn.fencingToken());
+            AttemptResult<Void> turn = skipper.tryOnce();
+            assertTrue(isGranted(turn));
+            assertEquals(token(held) + 1, token(turn));
 
             // the stalled waiter comes back: its ticket is gone, so it queues again, behind nobody
-            assertFalse(stalled.tryOnce().granted());
+            assertFalse(isGranted(stalled.tryOnce()));
             List<String> line = line(name);
             assertEquals(1, line.size(), line.toString());
             assertTrue(line.get(0).startsWith(slow.ownerId()), line.toString());
@@ -359,26 +361,26 @@ class DynamoDbFairnessTest {
              DynamoDbLockBackend b = openBackend(plainUri(), Duration.ofSeconds(2), Ticker.system(),
                      Clock.systemUTC(), x -> x.addExecutionInterceptor(lose))) {
             AcquireRequest first = request(name, lease);
-            AttemptResult held = a.newAttempt(first).tryOnce();
+            AttemptResult<Void> held = a.newAttempt(first).tryOnce();
             AcquireRequest waiting = request(name, lease);
-            AcquireAttempt attempt = b.newAttempt(waiting);
+            AcquireAttempt<Void> attempt = b.newAttempt(waiting);
             if (how.equals("free lock")) {
-                assertTrue(a.release(new Held(name, first.ownerId(), held.fencingToken(), lease, null)));
+                assertTrue(released(a.release(new Grant<Void>(name, first.ownerId(), token(held), lease, null))));
             } else {
-                assertFalse(attempt.tryOnce().granted());
-                assertFalse(attempt.tryOnce().granted()); // in line
-                assertTrue(a.release(new Held(name, first.ownerId(), held.fencingToken(), lease, null)));
+                assertFalse(isGranted(attempt.tryOnce()));
+                assertFalse(isGranted(attempt.tryOnce())); // in line
+                assertTrue(released(a.release(new Grant<Void>(name, first.ownerId(), token(held), lease, null))));
             }
             lose.armed = true;
-            AttemptResult r = attempt.tryOnce();
+            AttemptResult<Void> r = attempt.tryOnce();
             assertEquals(1, lose.fired, "the answer was lost once");
-            assertTrue(r.granted(), "the retried grant");
-            assertEquals(held.fencingToken() + 1, r.fencingToken(), "one grant, one token");
+            assertTrue(isGranted(r), "the retried grant");
+            assertEquals(token(held) + 1, token(r), "one grant, one token");
             var item = TestSupport.item(server, table, name);
             assertEquals(waiting.ownerId(), item.get("owner").s());
-            assertEquals(Long.toString(held.fencingToken() + 1), item.get("token").n());
+            assertEquals(Long.toString(token(held) + 1), item.get("token").n());
             assertEquals(List.of(), line(name));
-            assertTrue(b.release(new Held(name, waiting.ownerId(), r.fencingToken(), lease, null)));
+            assertTrue(released(b.release(new Grant<Void>(name, waiting.ownerId(), token(r), lease, null))));
         }
     }
 
@@ -391,10 +393,10 @@ class DynamoDbFairnessTest {
              DynamoDbLockBackend b = openBackend(plainUri(), Duration.ofSeconds(2), Ticker.system(),
                      Clock.systemUTC(), x -> x.addExecutionInterceptor(lose))) {
             AcquireRequest first = request(name, lease);
-            AttemptResult held = a.newAttempt(first).tryOnce();
+            AttemptResult<Void> held = a.newAttempt(first).tryOnce();
             AcquireRequest waiting = request(name, lease);
-            AcquireAttempt attempt = b.newAttempt(waiting);
-            assertFalse(attempt.tryOnce().granted());
+            AcquireAttempt<Void> attempt = b.newAttempt(waiting);
+            assertFalse(isGranted(attempt.tryOnce()));
             lose.armed = true;
             assertThrows(LockBackendException.class, attempt::tryOnce);
             assertEquals(1, lose.fired);
@@ -403,7 +405,7 @@ class DynamoDbFairnessTest {
             assertTrue(line.get(0).startsWith(waiting.ownerId()), line.toString());
             attempt.abandon(); // what the core does after a backend error
             assertEquals(List.of(), line(name), "abandon() took the ticket nobody was told of out of the line");
-            assertTrue(a.release(new Held(name, first.ownerId(), held.fencingToken(), lease, null)));
+            assertTrue(released(a.release(new Grant<Void>(name, first.ownerId(), token(held), lease, null))));
         }
     }
 
@@ -437,9 +439,9 @@ class DynamoDbFairnessTest {
     private static void queueAndCrash(AcquireRequest request) {
         DynamoDbLockBackend backend = openBackend(plainUri(), Duration.ofSeconds(2));
         try {
-            AcquireAttempt attempt = backend.newAttempt(request);
-            assertFalse(attempt.tryOnce().granted(), "the optimistic write");
-            assertFalse(attempt.tryOnce().granted(), "a read, then a ticket in line");
+            AcquireAttempt<Void> attempt = backend.newAttempt(request);
+            assertFalse(isGranted(attempt.tryOnce()), "the optimistic write");
+            assertFalse(isGranted(attempt.tryOnce()), "a read, then a ticket in line");
             List<String> line = line(request.name());
             assertEquals(1, line.size(), line.toString());
             assertTrue(line.get(0).startsWith(request.ownerId()), line.toString());

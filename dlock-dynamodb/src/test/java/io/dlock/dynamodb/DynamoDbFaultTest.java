@@ -1,5 +1,7 @@
 package io.dlock.dynamodb;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import io.dlock.tck.TestTiming;
 
 import static io.dlock.tck.TestTiming.assertThrowsWithin;
@@ -133,8 +135,8 @@ class DynamoDbFaultTest {
     void abandonUndoesAGrantWhoseAnswerWasLost() throws Exception {
         try (DynamoDbLockBackend backend = openBackend(plainUri(), Duration.ofMillis(500))) {
             AcquireRequest r = request("lost-answer", Duration.ofSeconds(30));
-            AcquireAttempt attempt = backend.newAttempt(r);
-            assertTrue(backend.newAttempt(request("warm", Duration.ofSeconds(30))).tryOnce().granted());
+            AcquireAttempt<Void> attempt = backend.newAttempt(r);
+            assertTrue(isGranted(backend.newAttempt(request("warm", Duration.ofSeconds(30))).tryOnce()));
             server.pause();
             try {
                 assertThrowsWithin(LockBackendException.class, FAIL_BOUND, attempt::tryOnce);

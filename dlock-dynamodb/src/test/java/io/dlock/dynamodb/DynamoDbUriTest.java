@@ -1,5 +1,7 @@
 package io.dlock.dynamodb;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -24,7 +26,7 @@ class DynamoDbUriTest {
     /** Nothing listens on port 1: opening must not touch the endpoint. */
     private static final String NOWHERE = "endpoint=http://127.0.0.1:1";
 
-    private static LockBackend open(String uri) {
+    private static LockBackend<Void> open(String uri) {
         return TestSupport.openBackend(uri, Duration.ofSeconds(1));
     }
 
@@ -57,7 +59,7 @@ class DynamoDbUriTest {
                 "dynamodb://locks?region=us-east-1&endpoint=https://dynamodb.us-east-1.amazonaws.com&renewal=UPDATE",
                 "DYNAMODB://locks?region=us-east-1&" + NOWHERE}) {
             long t0 = System.nanoTime();
-            LockBackend b = open(uri);
+            LockBackend<Void> b = open(uri);
             try {
                 assertEquals(Set.of(Capability.FENCING, Capability.HOLDER_QUERY), b.capabilities());
                 assertEquals(Duration.ofMillis(100), b.minimumLeaseTime());

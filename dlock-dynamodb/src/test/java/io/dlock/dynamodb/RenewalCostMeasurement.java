@@ -1,5 +1,7 @@
 package io.dlock.dynamodb;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import static io.dlock.dynamodb.TestSupport.newTable;
 import static io.dlock.dynamodb.TestSupport.request;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -7,8 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dlock.LockClient;
 import io.dlock.Ticker;
-import io.dlock.dynamodb.TestSupport.Held;
 import io.dlock.dynamodb.internal.DynamoDbLockBackend;
+import io.dlock.spi.Grant;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
 import java.time.Clock;
@@ -117,12 +119,12 @@ class RenewalCostMeasurement {
                     String uri = base + (mode.equals("transaction") ? "&renewal=transaction" : "");
                     try (DynamoDbLockBackend backend = TestSupport.openBackend(uri, Duration.ofSeconds(30),
                             Ticker.system(), Clock.systemUTC(), b -> b.addExecutionInterceptor(meter))) {
-                        List<Held> held = new ArrayList<>();
+                        List<Grant<Void>> held = new ArrayList<>();
                         for (int i = 0; i < n; i++) {
                             AcquireRequest r = request("cost-" + n + "-" + m + "-" + i, Duration.ofMinutes(5));
-                            AttemptResult g = backend.newAttempt(r).tryOnce();
-                            assertTrue(g.granted(), r.name());
-                            held.add(new Held(r.name(), r.ownerId(), g.fencingToken(), r.leaseTime(), null));
+                            AttemptResult<Void> g = backend.newAttempt(r).tryOnce();
+                            assertTrue(isGranted(g), r.name());
+                            held.add(new Grant<Void>(r.name(), r.ownerId(), token(g), r.leaseTime(), null));
                         }
                         long[] millis = new long[passes];
                         long requests = 0;
@@ -132,12 +134,12 @@ class RenewalCostMeasurement {
                             meter.reset();
                             long t0 = System.nanoTime();
                             if (mode.startsWith("update,")) {
-                                for (Held h : held) {
-                                    assertTrue(backend.renew(List.of(h))[0]);
+                                for (Grant<Void> h : held) {
+                                    assertTrue(renewed(backend.renew(List.of(h)))[0]);
                                 }
                             } else {
                                 for (int from = 0; from < n; from += 256) { // the core's batch size
-                                    boolean[] ok = backend.renew(held.subList(from, Math.min(n, from + 256)));
+                                    boolean[] ok = renewed(backend.renew(held.subList(from, Math.min(n, from + 256))));
                                     for (boolean b : ok) {
                                         assertTrue(b);
                                     }

@@ -1,5 +1,7 @@
 package io.dlock.dynamodb;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -12,7 +14,7 @@ import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.BackendUri;
-import io.dlock.spi.HeldLock;
+import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
 import java.io.PrintWriter;
@@ -49,17 +51,13 @@ final class TestSupport {
 
     private TestSupport() { }
 
-    /** A lease as the core would hand it to the backend. */
-    record Held(String name, String ownerId, long fencingToken, Duration leaseTime, Object backendState)
-            implements HeldLock { }
-
     static final BackendEvents NO_EVENTS = new BackendEvents() {
         @Override
         public void allLeasesLost(LostReason reason) {
         }
 
         @Override
-        public void leaseLost(HeldLock lock, LostReason reason) {
+        public void leaseLost(String ownerId, LostReason reason) {
         }
     };
 
@@ -114,7 +112,7 @@ final class TestSupport {
             }
 
             @Override
-            public LockBackend open(BackendContext context) {
+            public LockBackend<Void> open(BackendContext context) {
                 return DynamoDbLockBackend.open(context, b -> b.addExecutionInterceptor(interceptor));
             }
         };

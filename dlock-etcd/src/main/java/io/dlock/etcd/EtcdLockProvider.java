@@ -77,7 +77,7 @@ public final class EtcdLockProvider implements LockProvider {
      *     URI; the message names the part and never shows the password
      */
     @Override
-    public LockBackend open(BackendContext context) {
+    public LockBackend<?> open(BackendContext context) {
         Objects.requireNonNull(context, "context");
         return EtcdLockBackend.open(context, trust);
     }

@@ -1,5 +1,7 @@
 package io.dlock.etcd;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import io.dlock.tck.TestTiming;
 
 import static io.dlock.etcd.TestSupport.admin;
@@ -23,10 +25,11 @@ import io.dlock.LockLostException;
 import io.dlock.LockOptions;
 import io.dlock.LostReason;
 import io.dlock.Ticker;
-import io.dlock.etcd.TestSupport.Held;
+import io.dlock.etcd.internal.EtcdLockBackend;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
+import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
 import io.dlock.tck.TcpProxy;
 import io.etcd.jetcd.ByteSequence;
@@ -100,26 +103,25 @@ class EtcdBackendTest {
         return c;
     }
 
-    private LockBackend backend() {
-        LockBackend b = TestSupport.openBackend(etcd.uri(), TIMEOUT, new TestSupport.RecordingEvents());
+    private EtcdLockBackend backend() {
+        var b = TestSupport.openBackend(etcd.uri(), TIMEOUT, new TestSupport.RecordingEvents());
         toClose.add(b);
         return b;
     }
 
-    private static Held held(AcquireRequest r, AttemptResult result) {
-        assertTrue(result.granted(), "granted");
-        return new Held(r.name(), r.ownerId(), result.fencingToken(), r.leaseTime(), result.state());
+    private static <S> Grant<S> held(AcquireRequest r, AttemptResult<S> result) {
+        return grant(r, result);
     }
 
     @Test
     void aCreateSentWithAGuardThatMovedIsSentAgainAndCopiesOfItCannotApplyLater() throws Exception {
-        LockBackend b = backend();
+        var b = backend();
         String name = name("guard");
         AcquireRequest r1 = request(name, LEASE);
-        AcquireAttempt a1 = b.newAttempt(r1);
-        Held h1 = held(r1, a1.tryOnce());
+        var a1 = b.newAttempt(r1);
+        var h1 = held(r1, a1.tryOnce());
         long leaseId = keysOf(admin, name).get(0).getLease();
-        assertTrue(b.release(h1));
+        assertTrue(released(b.release(h1)));
         ByteSequence guard = ByteSequence.from("dlock/guards/" + Long.toHexString(leaseId), StandardCharsets.UTF_8);
         assertEquals(0, admin.getKVClient().get(guard).get(10, TimeUnit.SECONDS).getCount(),
                 "no guard key while every create was answered once");
@@ -130,9 +132,9 @@ class EtcdBackendTest {
         long moved = admin.getKVClient().put(guard, ByteSequence.EMPTY, PutOption.builder().withLeaseId(leaseId)
                 .build()).get(10, TimeUnit.SECONDS).getHeader().getRevision();
         AcquireRequest r2 = request(name, LEASE);
-        Held h2 = held(r2, b.newAttempt(r2).tryOnce());
+        var h2 = held(r2, b.newAttempt(r2).tryOnce());
         assertTrue(h2.fencingToken() > moved, "granted by a create sent after the guard moved");
-        assertTrue(b.release(h2));
+        assertTrue(released(b.release(h2)));
 
         // a copy of a create sent with the old guard, arriving late, changes nothing
         TxnResponse late = admin.getKVClient().txn()
@@ -275,32 +277,32 @@ class EtcdBackendTest {
 
     @Test
     void aKeyAtTheClientsPathWithAnotherOwnerIdIsNeverAdopted() throws Exception {
-        LockBackend b = backend();
+        var b = backend();
         String name = name("foreign");
         AcquireRequest r1 = request(name, LEASE);
-        Held h1 = held(r1, b.newAttempt(r1).tryOnce());
+        var h1 = held(r1, b.newAttempt(r1).tryOnce());
         KeyValue own = keysOf(admin, name).get(0);
-        assertTrue(b.release(h1));
+        assertTrue(released(b.release(h1)));
         // a key this client did not write, at the path its next acquisition of the name would use
         long foreign = admin.getKVClient().put(own.getKey(), io.etcd.jetcd.ByteSequence.from("someone-else",
                 java.nio.charset.StandardCharsets.UTF_8)).get(5, TimeUnit.SECONDS).getHeader().getRevision();
         AcquireRequest r2 = request(name, LEASE);
-        AcquireAttempt a2 = b.newAttempt(r2);
-        assertFalse(a2.tryOnce().granted(), "the foreign key is older: it holds the lock");
+        var a2 = b.newAttempt(r2);
+        assertFalse(isGranted(a2.tryOnce()), "the foreign key is older: it holds the lock");
         List<KeyValue> keys = keysOf(admin, name);
         assertEquals(2, keys.size(), "the foreign key and the acquisition's own");
         assertEquals("someone-else", utf8(keys.get(0).getValue()), "the foreign key is untouched");
         assertEquals(foreign, keys.get(0).getCreateRevision());
         assertTrue(utf8(keys.get(1).getKey()).endsWith("/" + r2.ownerId()), "the acquisition took a key of its own");
         admin.getKVClient().delete(own.getKey()).get(5, TimeUnit.SECONDS);
-        Held h2 = held(r2, a2.tryOnce());
+        var h2 = held(r2, a2.tryOnce());
         assertTrue(h2.fencingToken() > foreign);
-        assertTrue(b.release(h2));
+        assertTrue(released(b.release(h2)));
         // the path is never used again by this client
         AcquireRequest r3 = request(name, LEASE);
-        Held h3 = held(r3, b.newAttempt(r3).tryOnce());
+        var h3 = held(r3, b.newAttempt(r3).tryOnce());
         assertTrue(utf8(keysOf(admin, name).get(0).getKey()).endsWith("/" + r3.ownerId()));
-        assertTrue(b.release(h3));
+        assertTrue(released(b.release(h3)));
     }
 
     @Test
@@ -365,41 +367,41 @@ class EtcdBackendTest {
     @Test
     void twoAcquisitionsThroughOneBackendExcludeEachOther() {
         // what two threads of one client do through the core (TCK S5), at the SPI: the keys differ
-        LockBackend b = backend();
+        var b = backend();
         String name = name("s5");
         AcquireRequest r1 = request(name, LEASE);
         AcquireRequest r2 = request(name, LEASE);
-        AcquireAttempt a1 = b.newAttempt(r1);
-        AcquireAttempt a2 = b.newAttempt(r2);
-        Held h1 = held(r1, a1.tryOnce());
-        assertFalse(a2.tryOnce().granted(), "the second acquisition of the same client must wait");
+        var a1 = b.newAttempt(r1);
+        var a2 = b.newAttempt(r2);
+        var h1 = held(r1, a1.tryOnce());
+        assertFalse(isGranted(a2.tryOnce()), "the second acquisition of the same client must wait");
         assertEquals(2, keysOf(admin, name).size(), "two keys: the holder and the queued waiter");
-        assertTrue(b.release(h1));
-        Held h2 = held(r2, a2.tryOnce());
+        assertTrue(released(b.release(h1)));
+        var h2 = held(r2, a2.tryOnce());
         assertTrue(h2.fencingToken() > h1.fencingToken());
-        assertTrue(b.release(h2));
+        assertTrue(released(b.release(h2)));
     }
 
     @Test
     void aRetriedReleaseNeverDeletesANewerKeyAtTheSamePath() {
         // the etcd #22082 class of bug: the same key path, re-created by a newer grant. With fresh
         // owner ids the path never repeats, but the release is guarded by the create revision anyway
-        LockBackend b = backend();
+        var b = backend();
         String name = name("retried-release");
         AcquireRequest r = request(name, LEASE);
-        AcquireAttempt first = b.newAttempt(r);
-        Held old = held(r, first.tryOnce());
-        assertTrue(b.release(old));
-        AcquireAttempt second = b.newAttempt(r); // same owner id, same key path
-        Held current = held(r, second.tryOnce());
+        var first = b.newAttempt(r);
+        var old = held(r, first.tryOnce());
+        assertTrue(released(b.release(old)));
+        var second = b.newAttempt(r); // same owner id, same key path
+        var current = held(r, second.tryOnce());
         assertTrue(current.fencingToken() > old.fencingToken());
-        assertFalse(b.release(old), "a repeated release of the old grant is a no-op");
+        assertFalse(released(b.release(old)), "a repeated release of the old grant is a no-op");
         List<KeyValue> keys = keysOf(admin, name);
         assertEquals(1, keys.size(), "the newer key survives");
         assertEquals(current.fencingToken(), keys.get(0).getCreateRevision());
-        assertTrue(b.renew(List.of(current))[0], "and stays renewable");
-        assertFalse(b.renew(List.of(old))[0], "the old grant does not renew");
-        assertTrue(b.release(current));
+        assertTrue(renewed(b.renew(List.of(current)))[0], "and stays renewable");
+        assertFalse(renewed(b.renew(List.of(old)))[0], "the old grant does not renew");
+        assertTrue(released(b.release(current)));
     }
 
     @Test
@@ -408,15 +410,15 @@ class EtcdBackendTest {
         // during this test's first 1.5 s; only grants do
         Duration lease = Duration.ofSeconds(6);
         long fivePercent = lease.toNanos() / 20;
-        LockBackend b = backend();
+        var b = backend();
         Ticker ticker = Ticker.system();
         AcquireRequest warm = request(name("validity-warm"), lease);
-        Held w = held(warm, b.newAttempt(warm).tryOnce()); // grants the etcd lease
+        var w = held(warm, b.newAttempt(warm).tryOnce()); // grants the etcd lease
         // right after a refresh, a grant may count from that refresh, a little before its request
         AcquireRequest r1 = request(name("validity-1"), lease);
         long sent1 = ticker.nanoTime();
-        AttemptResult g1 = b.newAttempt(r1).tryOnce();
-        long from1 = g1.validFrom(sent1);
+        var g1 = b.newAttempt(r1).tryOnce();
+        long from1 = granted(g1).validFrom(sent1);
         assertTrue(from1 - sent1 <= 0, "never later than the request");
         assertTrue(sent1 - from1 <= fivePercent, "at most 5% of the lease before the request, was "
                 + TimeUnit.NANOSECONDS.toMillis(sent1 - from1) + " ms");
@@ -424,39 +426,39 @@ class EtcdBackendTest {
         TestTiming.sleep(600);
         AcquireRequest r2 = request(name("validity-2"), lease);
         long sent2 = ticker.nanoTime();
-        AttemptResult g2 = b.newAttempt(r2).tryOnce();
-        assertEquals(sent2, g2.validFrom(sent2), "validity runs from the request");
-        b.release(w);
-        b.release(held(r1, g1));
-        b.release(held(r2, g2));
+        var g2 = b.newAttempt(r2).tryOnce();
+        assertEquals(sent2, granted(g2).validFrom(sent2), "validity runs from the request");
+        released(b.release(w));
+        released(b.release(held(r1, g1)));
+        released(b.release(held(r2, g2)));
     }
 
     @Test
     void anAbandonedWaiterLeavesNoKey() {
-        LockBackend b = backend();
+        var b = backend();
         String name = name("abandon");
         AcquireRequest holder = request(name, LEASE);
-        Held h = held(holder, b.newAttempt(holder).tryOnce());
+        var h = held(holder, b.newAttempt(holder).tryOnce());
         AcquireRequest waiter = request(name, LEASE);
-        AcquireAttempt w = b.newAttempt(waiter);
-        assertFalse(w.tryOnce().granted());
+        var w = b.newAttempt(waiter);
+        assertFalse(isGranted(w.tryOnce()));
         w.abandon();
         w.abandon(); // idempotent
         List<KeyValue> keys = keysOf(admin, name);
         assertEquals(1, keys.size(), "only the holder's key is left");
         assertEquals(h.fencingToken(), keys.get(0).getCreateRevision());
-        b.release(h);
+        released(b.release(h));
     }
 
     @Test
     void aWaiterIsWokenByTheReleaseOfItsPredecessor() throws Exception {
-        LockBackend b = backend();
+        var b = backend();
         String name = name("wake");
         AcquireRequest holder = request(name, LEASE);
-        Held h = held(holder, b.newAttempt(holder).tryOnce());
+        var h = held(holder, b.newAttempt(holder).tryOnce());
         AcquireRequest waiter = request(name, LEASE);
-        AcquireAttempt w = b.newAttempt(waiter);
-        assertFalse(w.tryOnce().granted());
+        var w = b.newAttempt(waiter);
+        assertFalse(isGranted(w.tryOnce()));
         CompletableFuture<Long> woke = CompletableFuture.supplyAsync(() -> {
             long t0 = System.nanoTime();
             try {
@@ -469,14 +471,14 @@ class EtcdBackendTest {
         TestTiming.sleep(300);
         assertFalse(woke.isDone(), "no wake-up while the lock is held");
         long releasedAt = System.nanoTime();
-        b.release(h);
+        released(b.release(h));
         woke.get(10, TimeUnit.SECONDS);
         long handOff = System.nanoTime() - releasedAt;
         // generous: a watch event on loopback takes milliseconds; 2 s only rules out waiting for the 20 s poll
         assertTrue(handOff < TimeUnit.SECONDS.toNanos(2), "woken " + TimeUnit.NANOSECONDS.toMillis(handOff)
                 + " ms after the release");
-        Held got = held(waiter, w.tryOnce());
-        b.release(got);
+        var got = held(waiter, w.tryOnce());
+        released(b.release(got));
     }
 
     @Test

@@ -1,5 +1,7 @@
 package io.dlock.etcd;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -24,7 +26,7 @@ class EtcdUriTest {
     private static final Set<Capability> CAPABILITIES = EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS,
             Capability.FAIR, Capability.HOLDER_QUERY, Capability.SURVIVES_SERVER_FAILOVER);
 
-    private static LockBackend open(String uri) {
+    private static LockBackend<?> open(String uri) {
         return TestSupport.openBackend(uri, Duration.ofSeconds(1), new TestSupport.RecordingEvents());
     }
 
@@ -49,7 +51,7 @@ class EtcdUriTest {
             for (String uri : new String[] {"etcd://127.0.0.1:1", "etcds://127.0.0.1:1", "etcd://localhost",
                     "etcd://h1:1,h2:2,h3", "etcd://u:" + SECRET + "@127.0.0.1:1,127.0.0.1:2?prefix=app/",
                     "etcd://[::1]:1", "ETCD://127.0.0.1:1/", "etcds://u:" + SECRET + "@127.0.0.1:1?caFile=" + ca}) {
-                LockBackend b = open(uri);
+                var b = open(uri);
                 try {
                     assertEquals(CAPABILITIES, b.capabilities());
                     assertEquals(Duration.ofSeconds(2), b.minimumLeaseTime());

@@ -9,7 +9,7 @@ import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.BackendUri;
-import io.dlock.spi.HeldLock;
+import io.dlock.etcd.internal.EtcdLockBackend;
 import io.dlock.spi.LockBackend;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
@@ -36,10 +36,6 @@ final class TestSupport {
 
     private TestSupport() { }
 
-    /** A lease as the core would hand it to the backend. */
-    record Held(String name, String ownerId, long fencingToken, Duration leaseTime, Object backendState)
-            implements HeldLock { }
-
     /** Records what a backend reports by itself. */
     static final class RecordingEvents implements BackendEvents {
         final List<String> events = new CopyOnWriteArrayList<>();
@@ -50,8 +46,8 @@ final class TestSupport {
         }
 
         @Override
-        public void leaseLost(HeldLock lock, LostReason reason) {
-            events.add(lock.name() + ":" + reason);
+        public void leaseLost(String ownerId, LostReason reason) {
+            events.add(ownerId + ":" + reason);
         }
     }
 
@@ -71,14 +67,15 @@ final class TestSupport {
     }
 
     /** Opens the backend through the SPI, as the core does, with daemon threads named test-etcd-N. */
-    static LockBackend openBackend(String uri, Duration operationTimeout, BackendEvents events) {
+    static EtcdLockBackend openBackend(String uri, Duration operationTimeout, BackendEvents events) {
         LockClientConfig config = LockClientConfig.builder(uri).operationTimeout(operationTimeout).build();
         ThreadFactory threads = r -> {
             Thread t = new Thread(r, "test-etcd-" + THREADS.incrementAndGet());
             t.setDaemon(true);
             return t;
         };
-        return new EtcdLockProvider().open(new BackendContext(config, BackendUri.parse(uri), threads, events));
+        // the backend class itself, not the provider's LockBackend<?>: a test knows its state type
+        return EtcdLockBackend.open(new BackendContext(config, BackendUri.parse(uri), threads, events), null);
     }
 
     /**

@@ -76,7 +76,7 @@ public final class RedisLockProvider implements LockProvider {
      *     {@code rediss://} URI; the message names the part and never shows the password
      */
     @Override
-    public LockBackend open(BackendContext context) {
+    public LockBackend<?> open(BackendContext context) {
         Objects.requireNonNull(context, "context");
         return RedisLockBackend.open(context, sslSocketFactory);
     }

@@ -1,5 +1,7 @@
 package io.dlock.redis;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import io.dlock.tck.TestTiming;
 
 import static io.dlock.tck.TestTiming.await;
@@ -9,6 +11,7 @@ import static io.dlock.redis.TestSupport.scriptCalls;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dlock.Capability;
@@ -16,8 +19,9 @@ import io.dlock.LockHolder;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
-import io.dlock.spi.HeldLock;
+import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.RenewOutcome;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -38,7 +42,7 @@ class RedisBackendTest {
 
     private static RedisServer server;
     private static Jedis jedis;
-    private final List<LockBackend> backends = new ArrayList<>();
+    private final List<LockBackend<Void>> backends = new ArrayList<>();
 
     @BeforeAll
     static void startServer() {
@@ -67,19 +71,15 @@ class RedisBackendTest {
         backends.forEach(LockBackend::close);
     }
 
-    private LockBackend backend() {
-        LockBackend b = openBackend(server.uri(), TIMEOUT);
+    private LockBackend<Void> backend() {
+        LockBackend<Void> b = openBackend(server.uri(), TIMEOUT);
         backends.add(b);
         return b;
     }
 
-    private static HeldLock held(AcquireRequest r, AttemptResult granted) {
-        return new TestSupport.Held(r.name(), r.ownerId(), granted.fencingToken(), r.leaseTime(), granted.state());
-    }
-
     @Test
     void declaresFencingNotifyHolderAndEmptyRestartButNotFairnessOrFailover() {
-        LockBackend b = backend();
+        LockBackend<Void> b = backend();
         assertEquals(java.util.EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY,
                 Capability.SURVIVES_EMPTY_RESTART), b.capabilities());
         assertEquals(Duration.ofMillis(10), b.minimumLeaseTime());
@@ -89,66 +89,66 @@ class RedisBackendTest {
 
     @Test
     void anUncontendedAcquireAndReleaseAreTwoScriptCallsWithTheLockDelayChecked() {
-        LockBackend a = backend();
+        LockBackend<Void> a = backend();
         assertTrue(a.capabilities().contains(Capability.SURVIVES_EMPTY_RESTART));
         AcquireRequest warm = request("two-calls-warm", LONG_LEASE); // the scripts are cached after this
-        assertTrue(a.release(held(warm, a.newAttempt(warm).tryOnce())));
+        assertTrue(released(a.release(grant(warm, a.newAttempt(warm).tryOnce()))));
         long before = scriptCalls(jedis);
         AcquireRequest r = request("two-calls", LONG_LEASE);
-        AttemptResult g = a.newAttempt(r).tryOnce();
-        assertTrue(g.granted());
-        assertTrue(a.release(held(r, g)));
+        AttemptResult<Void> g = a.newAttempt(r).tryOnce();
+        assertTrue(isGranted(g));
+        assertTrue(released(a.release(grant(r, g))));
         // the lock-delay marker is checked inside the acquire script: no request of its own
         assertEquals(2, scriptCalls(jedis) - before);
     }
 
     @Test
     void acquireRenewReleaseCycle() {
-        LockBackend a = backend();
-        LockBackend b = backend();
+        LockBackend<Void> a = backend();
+        LockBackend<Void> b = backend();
         AcquireRequest ra = request("cycle", Duration.ofSeconds(3));
-        AttemptResult ga = a.newAttempt(ra).tryOnce();
-        assertTrue(ga.granted());
-        assertTrue(ga.fencingToken() > 0);
-        assertEquals(ra.ownerId() + ":" + ga.fencingToken(), jedis.get("dlock:lock:cycle"));
+        AttemptResult<Void> ga = a.newAttempt(ra).tryOnce();
+        assertTrue(isGranted(ga));
+        assertTrue(token(ga) > 0);
+        assertEquals(ra.ownerId() + ":" + token(ga), jedis.get("dlock:lock:cycle"));
         long pttl = jedis.pttl("dlock:lock:cycle");
         assertTrue(pttl > 0 && pttl <= 3000, "pttl " + pttl);
 
-        AcquireAttempt other = b.newAttempt(request("cycle", Duration.ofSeconds(3)));
-        AttemptResult busy = other.tryOnce();
-        assertFalse(busy.granted());
-        Duration hint = busy.retryAfter().orElseThrow();
+        AcquireAttempt<Void> other = b.newAttempt(request("cycle", Duration.ofSeconds(3)));
+        AttemptResult<Void> busy = other.tryOnce();
+        assertFalse(isGranted(busy));
+        Duration hint = ((AttemptResult.Busy<Void>) busy).retryAfter().orElseThrow();
         assertTrue(!hint.isNegative() && hint.compareTo(Duration.ofSeconds(3)) <= 0, "hint " + hint);
         other.abandon();
 
-        HeldLock lease = held(ra, ga);
+        Grant<Void> lease = grant(ra, ga);
         jedis.pexpire("dlock:lock:cycle", 500);
-        assertArrayEquals(new boolean[] {true}, a.renew(List.of(lease)));
+        assertArrayEquals(new boolean[] {true}, renewed(a.renew(List.of(lease))));
         assertTrue(jedis.pttl("dlock:lock:cycle") > 2000, "renewal restores the full lease time");
 
-        assertTrue(a.release(lease));
+        assertTrue(released(a.release(lease)));
         assertFalse(jedis.exists("dlock:lock:cycle"));
-        assertFalse(a.release(lease), "a second release finds nothing to release");
-        assertArrayEquals(new boolean[] {false}, a.renew(List.of(lease)), "a released lease cannot be renewed");
+        assertFalse(released(a.release(lease)), "a second release finds nothing to release");
+        assertArrayEquals(new boolean[] {false}, renewed(a.renew(List.of(lease))), "a released lease cannot be renewed");
 
         AcquireRequest rb = request("cycle", Duration.ofSeconds(3));
-        AttemptResult gb = b.newAttempt(rb).tryOnce();
-        assertTrue(gb.granted());
-        assertTrue(gb.fencingToken() > ga.fencingToken());
+        AttemptResult<Void> gb = b.newAttempt(rb).tryOnce();
+        assertTrue(isGranted(gb));
+        assertTrue(token(gb) > token(ga));
     }
 
     @Test
     void tokensStrictlyIncreaseAcrossBackendsAndNames() {
-        List<LockBackend> clients = List.of(backend(), backend(), backend());
+        List<LockBackend<Void>> clients = List.of(backend(), backend(), backend());
         long last = 0;
         for (int i = 0; i < 30; i++) {
-            LockBackend c = clients.get(i % clients.size());
+            LockBackend<Void> c = clients.get(i % clients.size());
             AcquireRequest r = request(i % 2 == 0 ? "tokens-a" : "tokens-b", LONG_LEASE);
-            AttemptResult g = c.newAttempt(r).tryOnce();
-            assertTrue(g.granted());
-            assertTrue(g.fencingToken() > last, "token " + g.fencingToken() + " after " + last);
-            last = g.fencingToken();
-            assertTrue(c.release(held(r, g)));
+            AttemptResult<Void> g = c.newAttempt(r).tryOnce();
+            assertTrue(isGranted(g));
+            assertTrue(token(g) > last, "token " + token(g) + " after " + last);
+            last = token(g);
+            assertTrue(released(c.release(grant(r, g))));
         }
     }
 
@@ -156,62 +156,62 @@ class RedisBackendTest {
     void firstTokenIsSeededFromTheServerClockInMicroseconds() {
         List<String> time = jedis.time();
         long micros = Long.parseLong(time.get(0)) * 1_000_000L + Long.parseLong(time.get(1));
-        AttemptResult g = backend().newAttempt(request("seed", LONG_LEASE)).tryOnce();
+        AttemptResult<Void> g = backend().newAttempt(request("seed", LONG_LEASE)).tryOnce();
         // the counter key was missing (flushed), so the token starts at the server's time
-        assertTrue(g.fencingToken() > micros, g.fencingToken() + " vs " + micros);
-        assertTrue(g.fencingToken() < micros + 60_000_000L, g.fencingToken() + " vs " + micros);
+        assertTrue(token(g) > micros, token(g) + " vs " + micros);
+        assertTrue(token(g) < micros + 60_000_000L, token(g) + " vs " + micros);
     }
 
     @Test
     void staleReleaseAndRenewDoNotAffectTheNewHolder() {
-        LockBackend a = backend();
-        LockBackend b = backend();
+        LockBackend<Void> a = backend();
+        LockBackend<Void> b = backend();
         AcquireRequest ra = request("stale", Duration.ofMillis(100));
-        AttemptResult ga = a.newAttempt(ra).tryOnce();
-        assertTrue(ga.granted());
+        AttemptResult<Void> ga = a.newAttempt(ra).tryOnce();
+        assertTrue(isGranted(ga));
         // the first lease expires on the server
         await("the first lease expired", Duration.ofSeconds(5), () -> !jedis.exists("dlock:lock:stale"));
 
         AcquireRequest rb = request("stale", LONG_LEASE);
-        AttemptResult gb = b.newAttempt(rb).tryOnce();
-        assertTrue(gb.granted());
-        assertTrue(gb.fencingToken() > ga.fencingToken());
+        AttemptResult<Void> gb = b.newAttempt(rb).tryOnce();
+        assertTrue(isGranted(gb));
+        assertTrue(token(gb) > token(ga));
 
-        HeldLock stale = held(ra, ga);
-        assertArrayEquals(new boolean[] {false}, a.renew(List.of(stale)));
-        assertFalse(a.release(stale));
+        Grant<Void> stale = grant(ra, ga);
+        assertArrayEquals(new boolean[] {false}, renewed(a.renew(List.of(stale))));
+        assertFalse(released(a.release(stale)));
         // even a stale lease with the right owner id but an old token is refused
-        HeldLock forged = new TestSupport.Held("stale", rb.ownerId(), ga.fencingToken(), LONG_LEASE, null);
-        assertFalse(a.release(forged));
+        Grant<Void> forged = new Grant<>("stale", rb.ownerId(), token(ga), LONG_LEASE, null);
+        assertFalse(released(a.release(forged)));
 
         LockHolder holder = b.holder("stale").orElseThrow();
         assertEquals(rb.ownerId(), holder.ownerId());
-        assertEquals(gb.fencingToken(), holder.fencingToken());
+        assertEquals(token(gb), holder.fencingToken());
         long pttl = jedis.pttl("dlock:lock:stale");
         assertTrue(pttl > 5000, "the new holder's lease is untouched: pttl " + pttl);
-        assertArrayEquals(new boolean[] {true}, b.renew(List.of(held(rb, gb))));
-        assertTrue(b.release(held(rb, gb)));
+        assertArrayEquals(new boolean[] {true}, renewed(b.renew(List.of(grant(rb, gb)))));
+        assertTrue(released(b.release(grant(rb, gb))));
     }
 
     @Test
     void renewsThreeHundredLeasesInOneScriptCall() {
-        LockBackend a = backend();
-        LockBackend b = backend();
-        List<HeldLock> leases = new ArrayList<>();
+        LockBackend<Void> a = backend();
+        LockBackend<Void> b = backend();
+        List<Grant<Void>> leases = new ArrayList<>();
         for (int i = 0; i < 300; i++) {
             AcquireRequest r = request("batch-" + i, Duration.ofSeconds(20));
-            AttemptResult g = a.newAttempt(r).tryOnce();
-            assertTrue(g.granted());
-            leases.add(held(r, g));
+            AttemptResult<Void> g = a.newAttempt(r).tryOnce();
+            assertTrue(isGranted(g));
+            leases.add(grant(r, g));
             jedis.pexpire("dlock:lock:batch-" + i, 5_000);
         }
         // one lease lost to another owner in between: the batch must say so for that one only
         jedis.del("dlock:lock:batch-7");
         AcquireRequest thief = request("batch-7", Duration.ofSeconds(20));
-        assertTrue(b.newAttempt(thief).tryOnce().granted());
+        assertTrue(isGranted(b.newAttempt(thief).tryOnce()));
 
         long before = scriptCalls(jedis);
-        boolean[] renewed = a.renew(leases);
+        boolean[] renewed = renewed(a.renew(leases));
         long calls = scriptCalls(jedis) - before;
 
         assertEquals(1, calls, "one script call renews the whole batch");
@@ -224,17 +224,42 @@ class RedisBackendTest {
             }
         }
         assertTrue(jedis.get("dlock:lock:batch-7").startsWith(thief.ownerId() + ":"), "the thief still holds it");
-        assertArrayEquals(new boolean[0], a.renew(List.of()));
+        assertArrayEquals(new boolean[0], renewed(a.renew(List.of())));
+    }
+
+    @Test
+    void aFailedScriptCallMakesOnlyItsOwnLeasesUnknown() {
+        LockBackend<Void> a = backend();
+        List<Grant<Void>> leases = new ArrayList<>();
+        for (int i = 0; i < 600; i++) { // two script calls: 512 leases, then 88
+            AcquireRequest r = request("partial-" + i, Duration.ofSeconds(20));
+            leases.add(grant(r, a.newAttempt(r).tryOnce()));
+        }
+        // a key of the wrong type makes the second call's script fail: its outcome is unknown
+        jedis.del("dlock:lock:partial-550");
+        jedis.hset("dlock:lock:partial-550", "not", "a lock");
+
+        List<RenewOutcome> outcomes = a.renew(leases);
+
+        assertEquals(600, outcomes.size());
+        for (int i = 0; i < 512; i++) {
+            assertInstanceOf(RenewOutcome.Renewed.class, outcomes.get(i), "lease " + i + ", in the call that answered");
+        }
+        for (int i = 512; i < 600; i++) {
+            RenewOutcome.Unknown unknown = assertInstanceOf(RenewOutcome.Unknown.class, outcomes.get(i), "lease " + i);
+            assertTrue(unknown.cause().getMessage().contains("renewal of 88 leases"), unknown.cause().getMessage());
+        }
+        jedis.del("dlock:lock:partial-550");
     }
 
     @Test
     void releasedLocksLeaveNoPerNameState() {
-        LockBackend a = backend();
+        LockBackend<Void> a = backend();
         for (int i = 0; i < 1000; i++) {
             AcquireRequest r = request("bounded-" + i, LONG_LEASE);
-            AttemptResult g = a.newAttempt(r).tryOnce();
-            assertTrue(g.granted());
-            assertTrue(a.release(held(r, g)));
+            AttemptResult<Void> g = a.newAttempt(r).tryOnce();
+            assertTrue(isGranted(g));
+            assertTrue(released(a.release(grant(r, g))));
         }
         // only the one shared counter and the lock-delay marker remain
         assertEquals(2, jedis.dbSize(), "keys: " + jedis.keys("*"));
@@ -244,24 +269,24 @@ class RedisBackendTest {
 
     @Test
     void awaitTurnWakesPromptlyOnRelease() throws Exception {
-        LockBackend holderBackend = backend();
-        LockBackend waiterBackend = backend();
+        LockBackend<Void> holderBackend = backend();
+        LockBackend<Void> waiterBackend = backend();
         AcquireRequest rh = request("wake", LONG_LEASE);
-        AttemptResult gh = holderBackend.newAttempt(rh).tryOnce();
-        assertTrue(gh.granted());
+        AttemptResult<Void> gh = holderBackend.newAttempt(rh).tryOnce();
+        assertTrue(isGranted(gh));
 
-        AcquireAttempt waiter = waiterBackend.newAttempt(request("wake", LONG_LEASE));
-        assertFalse(waiter.tryOnce().granted());
+        AcquireAttempt<Void> waiter = waiterBackend.newAttempt(request("wake", LONG_LEASE));
+        assertFalse(isGranted(waiter.tryOnce()));
         long t0 = System.nanoTime();
         waiter.awaitTurn(Duration.ofSeconds(10)); // subscribes, returns on the server's confirmation
         assertTrue(System.nanoTime() - t0 < Duration.ofSeconds(5).toNanos(), "the first wait only subscribes");
-        assertFalse(waiter.tryOnce().granted());
+        assertFalse(isGranted(waiter.tryOnce()));
         assertEquals(1L, jedis.pubsubNumSub("dlock:released:wake").get("dlock:released:wake"));
 
         long[] releasedAt = new long[1];
         Thread releaser = new Thread(() -> {
             TestTiming.sleep(300);
-            holderBackend.release(held(rh, gh));
+            released(holderBackend.release(grant(rh, gh)));
             releasedAt[0] = System.nanoTime();
         });
         releaser.start();
@@ -271,7 +296,7 @@ class RedisBackendTest {
         releaser.join();
         assertTrue(woke - releasedAt[0] < Duration.ofSeconds(1).toNanos(),
                 "woken " + (woke - releasedAt[0]) / 1_000_000 + " ms after the release (generous bound for a loaded CI machine)");
-        assertTrue(waiter.tryOnce().granted());
+        assertTrue(isGranted(waiter.tryOnce()));
         // the waiter's channel is unsubscribed once it holds the lock: no per-name state is kept
         await("the channel was unsubscribed", Duration.ofSeconds(5),
                 () -> jedis.pubsubNumSub("dlock:released:wake").get("dlock:released:wake") == 0L);
@@ -279,13 +304,13 @@ class RedisBackendTest {
 
     @Test
     void awaitTurnWithoutReleaseWaitsAboutMaxWait() throws Exception {
-        LockBackend holderBackend = backend();
-        LockBackend waiterBackend = backend();
-        assertTrue(holderBackend.newAttempt(request("nowake", LONG_LEASE)).tryOnce().granted());
-        AcquireAttempt waiter = waiterBackend.newAttempt(request("nowake", LONG_LEASE));
-        assertFalse(waiter.tryOnce().granted());
+        LockBackend<Void> holderBackend = backend();
+        LockBackend<Void> waiterBackend = backend();
+        assertTrue(isGranted(holderBackend.newAttempt(request("nowake", LONG_LEASE)).tryOnce()));
+        AcquireAttempt<Void> waiter = waiterBackend.newAttempt(request("nowake", LONG_LEASE));
+        assertFalse(isGranted(waiter.tryOnce()));
         waiter.awaitTurn(Duration.ofSeconds(5));
-        assertFalse(waiter.tryOnce().granted());
+        assertFalse(isGranted(waiter.tryOnce()));
         long t0 = System.nanoTime();
         waiter.awaitTurn(Duration.ofMillis(300));
         long took = (System.nanoTime() - t0) / 1_000_000;
@@ -298,11 +323,11 @@ class RedisBackendTest {
 
     @Test
     void awaitTurnIsInterruptible() {
-        LockBackend holderBackend = backend();
-        LockBackend waiterBackend = backend();
-        assertTrue(holderBackend.newAttempt(request("interrupt", LONG_LEASE)).tryOnce().granted());
-        AcquireAttempt waiter = waiterBackend.newAttempt(request("interrupt", LONG_LEASE));
-        assertFalse(waiter.tryOnce().granted());
+        LockBackend<Void> holderBackend = backend();
+        LockBackend<Void> waiterBackend = backend();
+        assertTrue(isGranted(holderBackend.newAttempt(request("interrupt", LONG_LEASE)).tryOnce()));
+        AcquireAttempt<Void> waiter = waiterBackend.newAttempt(request("interrupt", LONG_LEASE));
+        assertFalse(isGranted(waiter.tryOnce()));
         Thread.currentThread().interrupt();
         try {
             waiter.awaitTurn(Duration.ofSeconds(10));
@@ -316,32 +341,32 @@ class RedisBackendTest {
 
     @Test
     void holderTellsOwnerTokenAndRemainingLease() {
-        LockBackend a = backend();
+        LockBackend<Void> a = backend();
         assertEquals(Optional.empty(), a.holder("who"));
         AcquireRequest r = request("who", Duration.ofSeconds(5));
-        AttemptResult g = a.newAttempt(r).tryOnce();
+        AttemptResult<Void> g = a.newAttempt(r).tryOnce();
         LockHolder h = backend().holder("who").orElseThrow();
         assertEquals("who", h.lockName());
         assertEquals(r.ownerId(), h.ownerId());
-        assertEquals(g.fencingToken(), h.fencingToken());
+        assertEquals(token(g), h.fencingToken());
         Duration remaining = h.remaining().orElseThrow();
         assertTrue(remaining.compareTo(Duration.ZERO) > 0 && remaining.compareTo(Duration.ofSeconds(5)) <= 0,
                 remaining.toString());
-        a.release(held(r, g));
+        released(a.release(grant(r, g)));
         assertEquals(Optional.empty(), a.holder("who"));
     }
 
     @Test
     void namesMapToDistinctKeys() {
-        LockBackend a = backend();
+        LockBackend<Void> a = backend();
         List<String> names = Arrays.asList("x", "X", "x/y", "x:y", "lock:x", "fence", "epoch", "..", "x ", "ünï©ødé", "😀",
                 "x".repeat(512), "x".repeat(511));
         long last = 0;
         for (String name : names) {
-            AttemptResult g = a.newAttempt(request(name, LONG_LEASE)).tryOnce();
-            assertTrue(g.granted(), "free: " + name);
-            assertTrue(g.fencingToken() > last);
-            last = g.fencingToken();
+            AttemptResult<Void> g = a.newAttempt(request(name, LONG_LEASE)).tryOnce();
+            assertTrue(isGranted(g), "free: " + name);
+            assertTrue(token(g) > last);
+            last = token(g);
         }
         assertEquals(names.size() + 2, jedis.dbSize(), "the names, the counter and the lock-delay marker");
         assertTrue(jedis.exists("dlock:fence"), "the counter is not clobbered by a lock named fence");
@@ -351,22 +376,22 @@ class RedisBackendTest {
     @Test
     void keyPrefixFromTheUri() {
         server.markLockDelayPassed(0, "app1:");
-        LockBackend a = openBackend(server.uri() + "?prefix=app1:", TIMEOUT);
+        LockBackend<Void> a = openBackend(server.uri() + "?prefix=app1:", TIMEOUT);
         backends.add(a);
-        AttemptResult g = a.newAttempt(request("p", LONG_LEASE)).tryOnce();
-        assertTrue(g.granted());
+        AttemptResult<Void> g = a.newAttempt(request("p", LONG_LEASE)).tryOnce();
+        assertTrue(isGranted(g));
         assertTrue(jedis.exists("app1:lock:p"));
         assertTrue(jedis.exists("app1:fence"));
         // another prefix is another namespace
-        assertTrue(backend().newAttempt(request("p", LONG_LEASE)).tryOnce().granted());
+        assertTrue(isGranted(backend().newAttempt(request("p", LONG_LEASE)).tryOnce()));
     }
 
     @Test
     void databaseFromTheUri() {
         server.markLockDelayPassed(3, RedisServer.DEFAULT_PREFIX);
-        LockBackend a = openBackend(server.uri() + "/3", TIMEOUT);
+        LockBackend<Void> a = openBackend(server.uri() + "/3", TIMEOUT);
         backends.add(a);
-        assertTrue(a.newAttempt(request("db", LONG_LEASE)).tryOnce().granted());
+        assertTrue(isGranted(a.newAttempt(request("db", LONG_LEASE)).tryOnce()));
         assertFalse(jedis.exists("dlock:lock:db"));
         jedis.select(3);
         try {
@@ -380,13 +405,13 @@ class RedisBackendTest {
     void retryAfterALostAnswerGetsTheSameGrantNotASecondOne() {
         // The acquire script is safe to repeat for one owner id (the connection layer retries once
         // after a fast connection failure): a repeat returns the same token and extends the lease.
-        LockBackend a = backend();
+        LockBackend<Void> a = backend();
         AcquireRequest r = request("repeat", Duration.ofSeconds(5));
-        AttemptResult first = a.newAttempt(r).tryOnce();
+        AttemptResult<Void> first = a.newAttempt(r).tryOnce();
         jedis.pexpire("dlock:lock:repeat", 1000);
-        AttemptResult again = a.newAttempt(r).tryOnce();
-        assertTrue(again.granted());
-        assertEquals(first.fencingToken(), again.fencingToken());
+        AttemptResult<Void> again = a.newAttempt(r).tryOnce();
+        assertTrue(isGranted(again));
+        assertEquals(token(first), token(again));
         assertTrue(jedis.pttl("dlock:lock:repeat") > 3000);
     }
 }

@@ -1,11 +1,14 @@
 package io.dlock.redis;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import io.dlock.tck.TestTiming;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.dlock.LockBackendException;
+import io.dlock.spi.Grant;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
@@ -262,7 +265,7 @@ class RedisFailoverTest {
         // 1. grants that both replicas acknowledge before anything goes wrong
         List<Try> synced = new ArrayList<>();
         List<Try> window;
-        LockBackend holder = TestSupport.openBackend(topology.primary.uri() + query, OP_TIMEOUT);
+        LockBackend<Void> holder = TestSupport.openBackend(topology.primary.uri() + query, OP_TIMEOUT);
         try {
             for (int i = 0; i < params.synced(); i++) {
                 synced.add(tryAcquire(holder, tag + "synced-" + i));
@@ -373,7 +376,7 @@ class RedisFailoverTest {
         List<Try> second = new ArrayList<>();
         int secondHolders = 0;
         int heldOff = 0;
-        LockBackend other = TestSupport.openBackend(topology.primary.uri() + query, OP_TIMEOUT);
+        LockBackend<Void> other = TestSupport.openBackend(topology.primary.uri() + query, OP_TIMEOUT);
         try {
             for (Try t : concat(synced, window)) {
                 Try s = tryAcquire(other, t.name());
@@ -406,7 +409,7 @@ class RedisFailoverTest {
             }
             for (Try s : second) {
                 if (s.granted()) {
-                    other.release(new TestSupport.Held(s.name(), s.owner(), s.token(), LEASE, s.state()));
+                    released(other.release(new Grant<Void>(s.name(), s.owner(), s.token(), LEASE, null)));
                 }
             }
         } finally {
@@ -434,7 +437,7 @@ class RedisFailoverTest {
      * The holder acquires fresh names back to back; a few ms into the stream (seeded) the primary
      * is killed. Replication links are left alone: only the natural lag can lose a grant.
      */
-    private List<Try> crashWhileGranting(LockBackend holder, String tag, int delayMillis) throws Exception {
+    private List<Try> crashWhileGranting(LockBackend<Void> holder, String tag, int delayMillis) throws Exception {
         List<Try> tries = Collections.synchronizedList(new ArrayList<>());
         CountDownLatch started = new CountDownLatch(1);
         Future<?> stream = pool.submit(() -> {
@@ -459,7 +462,7 @@ class RedisFailoverTest {
     }
 
     /** Several holders' grants at once, so that failing WAITs cost one operation timeout, not several. */
-    private List<Try> grantConcurrently(LockBackend holder, String tag, int n) throws Exception {
+    private List<Try> grantConcurrently(LockBackend<Void> holder, String tag, int n) throws Exception {
         List<Future<Try>> futures = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             String name = tag + "window-" + i;
@@ -473,20 +476,20 @@ class RedisFailoverTest {
     }
 
     /** One try, as the core makes it: abandon after a failure, so that an unknown outcome is undone. */
-    private static Try tryAcquire(LockBackend backend, String name) {
+    private static Try tryAcquire(LockBackend<Void> backend, String name) {
         AcquireRequest request = TestSupport.request(name, LEASE);
-        AcquireAttempt attempt = backend.newAttempt(request);
+        AcquireAttempt<Void> attempt = backend.newAttempt(request);
         long sent = System.nanoTime();
         try {
-            AttemptResult r = attempt.tryOnce();
-            if (r.granted()) {
-                return new Try(name, request.ownerId(), sent, r.fencingToken(), r.state(), false, null);
+            AttemptResult<Void> r = attempt.tryOnce();
+            if (isGranted(r)) {
+                return new Try(name, request.ownerId(), sent, token(r), false, null);
             }
             attempt.abandon();
-            return new Try(name, request.ownerId(), sent, 0, null, true, null);
+            return new Try(name, request.ownerId(), sent, 0, true, null);
         } catch (LockBackendException e) {
             attempt.abandon();
-            return new Try(name, request.ownerId(), sent, 0, null, false, e);
+            return new Try(name, request.ownerId(), sent, 0, false, e);
         }
     }
 
@@ -513,7 +516,7 @@ class RedisFailoverTest {
     }
 
     /** One acquire try and its answer: a grant (token), busy, or a backend failure. */
-    private record Try(String name, String owner, long sentNanos, long token, Object state, boolean busy,
+    private record Try(String name, String owner, long sentNanos, long token, boolean busy,
                        LockBackendException error) {
 
         boolean granted() {

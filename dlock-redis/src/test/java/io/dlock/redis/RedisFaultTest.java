@@ -1,5 +1,7 @@
 package io.dlock.redis;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import io.dlock.tck.TestTiming;
 
 import static io.dlock.tck.TestTiming.assertThrowsWithin;
@@ -15,6 +17,7 @@ import io.dlock.LockBackendException;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
 import io.dlock.LockOptions;
+import io.dlock.spi.Grant;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.LockBackend;
@@ -133,12 +136,12 @@ class RedisFaultTest {
 
     @Test
     void abandonUndoesAGrantWhoseAnswerWasLost() throws Exception {
-        LockBackend backend = openBackend(server.uri(), Duration.ofMillis(500));
+        LockBackend<Void> backend = openBackend(server.uri(), Duration.ofMillis(500));
         try (Jedis jedis = TestSupport.jedis(server)) {
-            AcquireAttempt warm = backend.newAttempt(request("warm", Duration.ofSeconds(30)));
-            assertTrue(warm.tryOnce().granted());
+            AcquireAttempt<Void> warm = backend.newAttempt(request("warm", Duration.ofSeconds(30)));
+            assertTrue(isGranted(warm.tryOnce()));
             AcquireRequest r = request("lost-answer", Duration.ofSeconds(30));
-            AcquireAttempt attempt = backend.newAttempt(r);
+            AcquireAttempt<Void> attempt = backend.newAttempt(r);
             server.pause();
             try {
                 assertThrowsWithin(LockBackendException.class, FAIL_BOUND, attempt::tryOnce);
@@ -159,11 +162,11 @@ class RedisFaultTest {
 
     @Test
     void anUndoThatFailsTooIsRetriedInTheBackground() throws Exception {
-        LockBackend backend = openBackend(server.uri(), Duration.ofMillis(500));
+        LockBackend<Void> backend = openBackend(server.uri(), Duration.ofMillis(500));
         try (Jedis jedis = TestSupport.jedis(server)) {
-            assertTrue(backend.newAttempt(request("warm", Duration.ofSeconds(30))).tryOnce().granted());
+            assertTrue(isGranted(backend.newAttempt(request("warm", Duration.ofSeconds(30))).tryOnce()));
             AcquireRequest r = request("lost-undo", Duration.ofSeconds(30));
-            AcquireAttempt attempt = backend.newAttempt(r);
+            AcquireAttempt<Void> attempt = backend.newAttempt(r);
             server.pause();
             try {
                 assertThrowsWithin(LockBackendException.class, FAIL_BOUND, attempt::tryOnce);
@@ -182,14 +185,14 @@ class RedisFaultTest {
 
     @Test
     void waitersAreWokenWhenThePubSubConnectionBreaksAndNotificationsResumeAfterARestart() throws Exception {
-        LockBackend holder = openBackend(server.uri() + SHORT_LOCK_DELAY_URI, OP_TIMEOUT);
-        LockBackend waiter = openBackend(server.uri() + SHORT_LOCK_DELAY_URI, OP_TIMEOUT);
+        LockBackend<Void> holder = openBackend(server.uri() + SHORT_LOCK_DELAY_URI, OP_TIMEOUT);
+        LockBackend<Void> waiter = openBackend(server.uri() + SHORT_LOCK_DELAY_URI, OP_TIMEOUT);
         try {
-            assertTrue(holder.newAttempt(request("failover", SHORT_LOCK_DELAY)).tryOnce().granted());
-            AcquireAttempt attempt = waiter.newAttempt(request("failover", SHORT_LOCK_DELAY));
-            assertFalse(attempt.tryOnce().granted());
+            assertTrue(isGranted(holder.newAttempt(request("failover", SHORT_LOCK_DELAY)).tryOnce()));
+            AcquireAttempt<Void> attempt = waiter.newAttempt(request("failover", SHORT_LOCK_DELAY));
+            assertFalse(isGranted(attempt.tryOnce()));
             attempt.awaitTurn(Duration.ofSeconds(10)); // subscribed
-            assertFalse(attempt.tryOnce().granted());
+            assertFalse(isGranted(attempt.tryOnce()));
 
             server.kill(); // the lock dies with the data, and no release is ever published
             long t0 = System.nanoTime();
@@ -199,24 +202,24 @@ class RedisFaultTest {
             assertTrue(woke < 5000, "woken " + woke + " ms after the pub/sub connection broke");
             server.restart();
             // the restarted server lost the lock, and refuses it to anyone for the lock-delay
-            io.dlock.spi.AttemptResult delayed = attempt.tryOnce();
-            assertFalse(delayed.granted(), "granted at once by a server that lost its locks");
-            assertTrue(delayed.retryAfter().orElseThrow().compareTo(SHORT_LOCK_DELAY) <= 0, delayed.toString());
-            await("the lock-delay passes", AFTER_LOCK_DELAY, () -> attempt.tryOnce().granted());
+            io.dlock.spi.AttemptResult<Void> delayed = attempt.tryOnce();
+            assertFalse(isGranted(delayed), "granted at once by a server that lost its locks");
+            assertTrue(((io.dlock.spi.AttemptResult.Busy<Void>) delayed).retryAfter().orElseThrow().compareTo(SHORT_LOCK_DELAY) <= 0, delayed.toString());
+            await("the lock-delay passes", AFTER_LOCK_DELAY, () -> isGranted(attempt.tryOnce()));
 
             // the waiter's pub/sub connection is made again on its next wait (at most once a second)
             AcquireRequest rh = request("after-restart", SHORT_LOCK_DELAY);
-            io.dlock.spi.AttemptResult gh = holder.newAttempt(rh).tryOnce();
-            assertTrue(gh.granted());
-            AcquireAttempt next = waiter.newAttempt(request("after-restart", SHORT_LOCK_DELAY));
-            assertFalse(next.tryOnce().granted());
+            io.dlock.spi.AttemptResult<Void> gh = holder.newAttempt(rh).tryOnce();
+            assertTrue(isGranted(gh));
+            AcquireAttempt<Void> next = waiter.newAttempt(request("after-restart", SHORT_LOCK_DELAY));
+            assertFalse(isGranted(next.tryOnce()));
             next.awaitTurn(Duration.ofSeconds(10));
-            assertFalse(next.tryOnce().granted());
+            assertFalse(isGranted(next.tryOnce()));
             long[] releasedAt = new long[1];
             Thread releaser = new Thread(() -> {
                 TestTiming.sleep(300);
-                holder.release(new TestSupport.Held(rh.name(), rh.ownerId(), gh.fencingToken(), rh.leaseTime(),
-                        gh.state()));
+                released(holder.release(new Grant<>(rh.name(), rh.ownerId(), token(gh), rh.leaseTime(),
+                        granted(gh).state())));
                 releasedAt[0] = System.nanoTime();
             });
             releaser.start();
@@ -226,7 +229,7 @@ class RedisFaultTest {
             long afterRelease = TimeUnit.NANOSECONDS.toMillis(wokeAt - releasedAt[0]);
             // generous bound for a loaded machine; without a notice the wait would last 20 s
             assertTrue(afterRelease < 1000, "woken " + afterRelease + " ms after the release");
-            assertTrue(next.tryOnce().granted());
+            assertTrue(isGranted(next.tryOnce()));
         } finally {
             holder.close();
             waiter.close();

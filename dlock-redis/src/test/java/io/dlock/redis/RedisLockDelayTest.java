@@ -1,5 +1,7 @@
 package io.dlock.redis;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import static io.dlock.redis.TestSupport.openBackend;
 import static io.dlock.redis.TestSupport.request;
 import static io.dlock.tck.TestTiming.await;
@@ -13,6 +15,7 @@ import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
 import io.dlock.LockOptions;
 import io.dlock.LostReason;
+import io.dlock.spi.Grant;
 import io.dlock.spi.AttemptResult;
 import io.dlock.spi.LockBackend;
 import java.time.Duration;
@@ -176,15 +179,15 @@ class RedisLockDelayTest {
     void aWaiterIsGrantedWhenTheLockDelayEndsAndWithoutItAtOnce() throws Exception {
         RedisServer server = closeLater(RedisServer.startUnmarked(List.of()));
         // a server as just installed: the first acquire writes the marker and starts a lock-delay
-        LockBackend delayed = closeLater(openBackend(withLockDelay(server), OP_TIMEOUT));
+        LockBackend<Void> delayed = closeLater(openBackend(withLockDelay(server), OP_TIMEOUT));
         long t0 = System.nanoTime();
-        AttemptResult first = delayed.newAttempt(request("first", LEASE)).tryOnce();
-        assertFalse(first.granted());
-        Duration hint = first.retryAfter().orElseThrow();
+        AttemptResult<Void> first = delayed.newAttempt(request("first", LEASE)).tryOnce();
+        assertFalse(isGranted(first));
+        Duration hint = ((AttemptResult.Busy<Void>) first).retryAfter().orElseThrow();
         assertTrue(hint.compareTo(LOCK_DELAY) <= 0 && hint.compareTo(LOCK_DELAY.minusSeconds(1)) > 0, hint.toString());
         // lockDelay=0 turns it off for that client: granted at once, and no lock-delay capability
-        LockBackend off = closeLater(openBackend(server.uri() + "?lockDelay=0", OP_TIMEOUT));
-        assertTrue(off.newAttempt(request("off", LEASE)).tryOnce().granted());
+        LockBackend<Void> off = closeLater(openBackend(server.uri() + "?lockDelay=0", OP_TIMEOUT));
+        assertTrue(isGranted(off.newAttempt(request("off", LEASE)).tryOnce()));
         assertFalse(off.capabilities().contains(io.dlock.Capability.SURVIVES_EMPTY_RESTART));
         assertTrue(delayed.capabilities().contains(io.dlock.Capability.SURVIVES_EMPTY_RESTART));
 
@@ -198,16 +201,16 @@ class RedisLockDelayTest {
     @Test
     void theLongestLockDelayAskedForHoldsEveryClientOff() throws Exception {
         RedisServer server = closeLater(RedisServer.startUnmarked(List.of()));
-        LockBackend shortDelay = closeLater(openBackend(server.uri() + "?lockDelay=PT1S", OP_TIMEOUT));
-        LockBackend longDelay = closeLater(openBackend(withLockDelay(server), OP_TIMEOUT));
+        LockBackend<Void> shortDelay = closeLater(openBackend(server.uri() + "?lockDelay=PT1S", OP_TIMEOUT));
+        LockBackend<Void> longDelay = closeLater(openBackend(withLockDelay(server), OP_TIMEOUT));
         long t0 = System.nanoTime();
-        assertFalse(shortDelay.newAttempt(request("a", Duration.ofSeconds(1))).tryOnce().granted()); // starts it: 1 s
-        assertFalse(longDelay.newAttempt(request("a", LEASE)).tryOnce().granted()); // raises it to 3 s
+        assertFalse(isGranted(shortDelay.newAttempt(request("a", Duration.ofSeconds(1))).tryOnce())); // starts it: 1 s
+        assertFalse(isGranted(longDelay.newAttempt(request("a", LEASE)).tryOnce())); // raises it to 3 s
         // the 1 s client is held off for the 3 s too: the other client's leases may be that long
         long grantedAfter = 0;
         while (grantedAfter == 0 && System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(20)) {
-            AttemptResult r = shortDelay.newAttempt(request("a", Duration.ofSeconds(1))).tryOnce();
-            if (r.granted()) {
+            AttemptResult<Void> r = shortDelay.newAttempt(request("a", Duration.ofSeconds(1))).tryOnce();
+            if (isGranted(r)) {
                 grantedAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
             } else {
                 Thread.sleep(50);
@@ -219,16 +222,16 @@ class RedisLockDelayTest {
     @Test
     void aMarkerFromTheFutureRestartsTheLockDelayFromNow() throws Exception {
         RedisServer server = closeLater(RedisServer.start());
-        LockBackend b = closeLater(openBackend(withLockDelay(server), OP_TIMEOUT));
+        LockBackend<Void> b = closeLater(openBackend(withLockDelay(server), OP_TIMEOUT));
         try (Jedis j = TestSupport.jedis(server)) {
             // as if the server's clock went back an hour since the marker was written
             String[] marker = j.get("dlock:epoch").split(" ");
             long hourAhead = Long.parseLong(j.time().get(0)) * 1_000_000L + 3_600_000_000L;
             j.set("dlock:epoch", marker[0] + " " + hourAhead + " 0");
         }
-        AttemptResult r = b.newAttempt(request("clock", LEASE)).tryOnce();
-        assertFalse(r.granted(), "a clock that went back proves nothing about the time since the marker");
-        Duration hint = r.retryAfter().orElseThrow();
+        AttemptResult<Void> r = b.newAttempt(request("clock", LEASE)).tryOnce();
+        assertFalse(isGranted(r), "a clock that went back proves nothing about the time since the marker");
+        Duration hint = ((AttemptResult.Busy<Void>) r).retryAfter().orElseThrow();
         assertTrue(hint.compareTo(LOCK_DELAY) <= 0, "refused for " + hint + ", not one lock-delay from now");
     }
 
@@ -253,12 +256,12 @@ class RedisLockDelayTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> c.lock("long", LockOptions.builder().leaseTime(LOCK_DELAY.plusMillis(1)).build()));
         assertTrue(e.getMessage().contains("leaseTime"), e.getMessage());
-        LockBackend b = closeLater(openBackend(withLockDelay(server), OP_TIMEOUT));
+        LockBackend<Void> b = closeLater(openBackend(withLockDelay(server), OP_TIMEOUT));
         assertEquals(LOCK_DELAY, b.maximumLeaseTime());
         e = assertThrows(IllegalArgumentException.class, () -> b.newAttempt(request("long", LOCK_DELAY.plusMillis(1))));
         assertTrue(e.getMessage().contains("leaseTime") && e.getMessage().contains("lockDelay"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> b.renew(List.of(new TestSupport.Held("long",
-                TestSupport.ownerId(), 1, LOCK_DELAY.plusMillis(1), null))));
+        e = assertThrows(IllegalArgumentException.class, () -> renewed(b.renew(List.of(new Grant<>("long",
+                TestSupport.ownerId(), 1, LOCK_DELAY.plusMillis(1), null)))));
         assertTrue(e.getMessage().contains("leaseTime"), e.getMessage());
     }
 }

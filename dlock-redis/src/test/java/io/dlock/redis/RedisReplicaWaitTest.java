@@ -1,5 +1,7 @@
 package io.dlock.redis;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import io.dlock.tck.TestTiming;
 
 import static io.dlock.tck.TestTiming.assertThrowsWithin;
@@ -12,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dlock.LockBackendException;
+import io.dlock.spi.Grant;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
@@ -58,16 +61,16 @@ class RedisReplicaWaitTest {
 
     @Test
     void grantsAndRenewalsWaitForTheReplica() {
-        LockBackend b = openBackend(primary.uri() + "?waitReplicas=1", OP_TIMEOUT);
+        LockBackend<Void> b = openBackend(primary.uri() + "?waitReplicas=1", OP_TIMEOUT);
         try (Jedis onReplica = TestSupport.jedis(replica)) {
             AcquireRequest r = request("replicated", Duration.ofSeconds(30));
-            AttemptResult g = b.newAttempt(r).tryOnce();
-            assertTrue(g.granted());
+            AttemptResult<Void> g = b.newAttempt(r).tryOnce();
+            assertTrue(isGranted(g));
             // WAIT returned only once the replica had the write, so it is there now
             assertTrue(onReplica.get("dlock:lock:replicated").startsWith(r.ownerId() + ":"));
-            TestSupport.Held held = new TestSupport.Held(r.name(), r.ownerId(), g.fencingToken(), r.leaseTime(), g.state());
-            assertArrayEquals(new boolean[] {true}, b.renew(List.of(held)));
-            assertTrue(b.release(held));
+            Grant<Void> held = new Grant<>(r.name(), r.ownerId(), token(g), r.leaseTime(), granted(g).state());
+            assertArrayEquals(new boolean[] {true}, renewed(b.renew(List.of(held))));
+            assertTrue(released(b.release(held)));
         } finally {
             b.close();
         }
@@ -75,9 +78,9 @@ class RedisReplicaWaitTest {
 
     @Test
     void tooFewReplicasFailTheGrantAndLeaveNothingHeld() {
-        LockBackend b = openBackend(primary.uri() + "?waitReplicas=2", OP_TIMEOUT);
+        LockBackend<Void> b = openBackend(primary.uri() + "?waitReplicas=2", OP_TIMEOUT);
         try (Jedis jedis = TestSupport.jedis(primary)) {
-            AcquireAttempt attempt = b.newAttempt(request("underreplicated", Duration.ofSeconds(30)));
+            AcquireAttempt<Void> attempt = b.newAttempt(request("underreplicated", Duration.ofSeconds(30)));
             LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND, attempt::tryOnce);
             assertTrue(e.getMessage().contains("waitReplicas"), e.getMessage());
             attempt.abandon(); // what the core does after an unknown outcome
@@ -89,15 +92,15 @@ class RedisReplicaWaitTest {
 
     @Test
     void aStalledReplicaFailsRenewalInTime() {
-        LockBackend b = openBackend(primary.uri() + "?waitReplicas=1", OP_TIMEOUT);
+        LockBackend<Void> b = openBackend(primary.uri() + "?waitReplicas=1", OP_TIMEOUT);
         try {
             AcquireRequest r = request("stalled-replica", Duration.ofSeconds(30));
-            AttemptResult g = b.newAttempt(r).tryOnce();
-            assertTrue(g.granted());
-            TestSupport.Held held = new TestSupport.Held(r.name(), r.ownerId(), g.fencingToken(), r.leaseTime(), g.state());
+            AttemptResult<Void> g = b.newAttempt(r).tryOnce();
+            assertTrue(isGranted(g));
+            Grant<Void> held = new Grant<>(r.name(), r.ownerId(), token(g), r.leaseTime(), granted(g).state());
             replica.pause();
             try {
-                assertThrowsWithin(LockBackendException.class, FAIL_BOUND, () -> b.renew(List.of(held)));
+                assertThrowsWithin(LockBackendException.class, FAIL_BOUND, () -> renewed(b.renew(List.of(held))));
             } finally {
                 replica.resume();
             }

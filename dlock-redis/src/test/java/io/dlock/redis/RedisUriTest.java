@@ -1,5 +1,7 @@
 package io.dlock.redis;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -20,7 +22,7 @@ class RedisUriTest {
 
     private static final String SECRET = "t0p-s3cret";
 
-    private static LockBackend open(String uri) {
+    private static LockBackend<?> open(String uri) {
         return TestSupport.openBackend(uri, Duration.ofSeconds(1));
     }
 
@@ -43,7 +45,7 @@ class RedisUriTest {
         for (String uri : new String[] {"redis://127.0.0.1:1", "rediss://127.0.0.1:1", "redis://localhost",
                 "redis://u:" + SECRET + "@127.0.0.1:1/15?prefix=app:&poolSize=4&waitReplicas=1", "redis://:" + SECRET + "@[::1]:1/",
                 "REDIS://127.0.0.1:1"}) {
-            LockBackend b = open(uri);
+            LockBackend<?> b = open(uri);
             try {
                 assertEquals(Set.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY,
                         Capability.SURVIVES_EMPTY_RESTART), b.capabilities());
@@ -56,7 +58,7 @@ class RedisUriTest {
 
     @Test
     void theLockDelayIsTheLongestLeaseAndZeroTurnsItOff() {
-        LockBackend b = open("redis://127.0.0.1:1");
+        LockBackend<?> b = open("redis://127.0.0.1:1");
         try {
             assertEquals(Duration.ofSeconds(30), b.maximumLeaseTime(), "default: the default lease time");
         } finally {
@@ -134,7 +136,7 @@ class RedisUriTest {
         }
         // the user name is user info too: not shown by a message about another part, nor by toString
         assertRejected("redis://" + SECRET + ":pw@127.0.0.1:6379/x", "database");
-        LockBackend b = open("redis://" + SECRET + ":pw@127.0.0.1:1");
+        LockBackend<?> b = open("redis://" + SECRET + ":pw@127.0.0.1:1");
         try {
             assertFalse(b.toString().contains(SECRET), b.toString());
         } finally {
@@ -162,7 +164,7 @@ class RedisUriTest {
     @Test
     void backendContextFromTheSpiIsEnough() {
         LockClientConfig config = LockClientConfig.builder("redis://127.0.0.1:1").build();
-        LockBackend b = new RedisLockProvider().open(new BackendContext(config, BackendUri.parse(config.uri()),
+        LockBackend<?> b = new RedisLockProvider().open(new BackendContext(config, BackendUri.parse(config.uri()),
                 Thread::new, TestSupport.NO_EVENTS));
         b.close();
         b.close(); // idempotent

@@ -1,5 +1,7 @@
 package io.dlock.redis;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -9,7 +11,7 @@ import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.BackendUri;
-import io.dlock.spi.HeldLock;
+import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -29,17 +31,13 @@ final class TestSupport {
 
     private TestSupport() { }
 
-    /** A lease as the core would hand it to the backend. */
-    record Held(String name, String ownerId, long fencingToken, Duration leaseTime, Object backendState)
-            implements HeldLock { }
-
     static final BackendEvents NO_EVENTS = new BackendEvents() {
         @Override
         public void allLeasesLost(LostReason reason) {
         }
 
         @Override
-        public void leaseLost(HeldLock lock, LostReason reason) {
+        public void leaseLost(String ownerId, LostReason reason) {
         }
     };
 
@@ -54,14 +52,16 @@ final class TestSupport {
     }
 
     /** Opens the backend through the SPI, as the core does, with daemon threads named test-redis-N. */
-    static LockBackend openBackend(String uri, Duration operationTimeout) {
+    static LockBackend<Void> openBackend(String uri, Duration operationTimeout) {
         LockClientConfig config = LockClientConfig.builder(uri).operationTimeout(operationTimeout).build();
         ThreadFactory threads = r -> {
             Thread t = new Thread(r, "test-redis-" + THREADS.incrementAndGet());
             t.setDaemon(true);
             return t;
         };
-        return new RedisLockProvider().open(new BackendContext(config, BackendUri.parse(uri), threads, NO_EVENTS));
+        // the backend class itself, not the provider's LockBackend<?>: a test knows its state type
+        return io.dlock.redis.internal.RedisLockBackend.open(new BackendContext(config, BackendUri.parse(uri), threads,
+                NO_EVENTS), null);
     }
 
     static Jedis jedis(RedisServer server) {

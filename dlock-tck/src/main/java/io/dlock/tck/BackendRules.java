@@ -1,6 +1,5 @@
 package io.dlock.tck;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -17,11 +16,13 @@ import io.dlock.spi.AttemptResult;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.BackendUri;
-import io.dlock.spi.HeldLock;
+import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
+import io.dlock.spi.ReleaseOutcome;
+import io.dlock.spi.RenewOutcome;
+import java.util.ArrayList;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -44,14 +45,10 @@ public abstract class BackendRules extends ElectionRules {
     /** For subclasses. */
     protected BackendRules() { }
 
-    /** A grant as the TCK holds it, in the shape the backend renews and releases. */
-    private record Held(String name, String ownerId, long fencingToken, Duration leaseTime, Object backendState)
-            implements HeldLock { }
-
     private static final AtomicInteger THREADS = new AtomicInteger();
 
     /** Opens the fixture's provider's backend directly, closed after the test. */
-    private LockBackend backend() {
+    private LockBackend<?> backend() {
         LockClientConfig config = config().build();
         BackendUri uri = BackendUri.parse(config.uri());
         String scheme = uri.scheme().toLowerCase(Locale.ROOT);
@@ -73,8 +70,8 @@ public abstract class BackendRules extends ElectionRules {
             }
 
             @Override
-            public void leaseLost(HeldLock lock, LostReason reason) {
-                System.out.println("[dlock-tck] backend reported lease of '" + lock.name() + "' lost: " + reason);
+            public void leaseLost(String ownerId, LostReason reason) {
+                System.out.println("[dlock-tck] backend reported the lease of owner " + ownerId + " lost: " + reason);
             }
         };
         BackendContext context = new BackendContext(config, uri, r -> {
@@ -82,7 +79,7 @@ public abstract class BackendRules extends ElectionRules {
             t.setDaemon(true);
             return t;
         }, events);
-        LockBackend backend = provider.open(context);
+        LockBackend<?> backend = provider.open(context);
         opened.add(backend);
         return backend;
     }
@@ -93,17 +90,18 @@ public abstract class BackendRules extends ElectionRules {
     }
 
     /** One attempt, retried through busy answers for up to {@code patience}; empty if never granted. */
-    private Optional<Held> grant(LockBackend backend, String name, String owner, Duration patience)
+    private <S> Optional<Grant<S>> grant(LockBackend<S> backend, String name, String owner, Duration patience)
             throws InterruptedException {
-        AcquireAttempt attempt = backend.newAttempt(new AcquireRequest(name, owner, lease()));
+        AcquireRequest request = new AcquireRequest(name, owner, lease());
+        AcquireAttempt<S> attempt = backend.newAttempt(request);
         long deadline = System.nanoTime() + patience.toNanos();
         boolean granted = false;
         try {
             while (true) {
-                AttemptResult r = attempt.tryOnce();
-                if (r.granted()) {
+                AttemptResult<S> r = attempt.tryOnce();
+                if (r instanceof AttemptResult.Granted<S> g) {
                     granted = true;
-                    return Optional.of(new Held(name, owner, r.fencingToken(), lease(), r.state()));
+                    return Optional.of(Grant.of(request, g));
                 }
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
@@ -118,25 +116,26 @@ public abstract class BackendRules extends ElectionRules {
         }
     }
 
-    private Held grantNow(Rule rule, LockBackend backend, String name, String owner) throws InterruptedException {
+    private <S> Grant<S> grantNow(Rule rule, LockBackend<S> backend, String name, String owner)
+            throws InterruptedException {
         // a free lock: one attempt should do, the patience only covers a slow first connection
         return grant(backend, name, owner, lease().plus(opTimeout())).orElseThrow(() -> new AssertionError(
                 rule.failure("a free lock '" + name + "' was not granted to owner " + owner)));
     }
 
-    private boolean busyFor(LockBackend backend, String name) {
-        String prober = owner();
-        AcquireAttempt probe = backend.newAttempt(new AcquireRequest(name, prober, lease()));
-        AttemptResult r = probe.tryOnce();
-        if (r.granted()) {
-            backend.release(new Held(name, prober, r.fencingToken(), lease(), r.state()));
+    private <S> boolean busyFor(LockBackend<S> backend, String name) {
+        AcquireRequest request = new AcquireRequest(name, owner(), lease());
+        AcquireAttempt<S> probe = backend.newAttempt(request);
+        AttemptResult<S> r = probe.tryOnce();
+        if (r instanceof AttemptResult.Granted<S> g) {
+            backend.release(Grant.of(request, g));
             return false;
         }
         probe.abandon();
         return true;
     }
 
-    private void checkHolder(Rule rule, LockBackend backend, String name, Held expected) {
+    private static void checkHolder(Rule rule, LockBackend<?> backend, String name, Grant<?> expected) {
         if (backend.capabilities().contains(Capability.HOLDER_QUERY)) {
             Optional<LockHolder> h = backend.holder(name);
             assertTrue(h.isPresent(), rule.failure("holder('" + name + "') says nobody holds it; owner "
@@ -155,16 +154,18 @@ public abstract class BackendRules extends ElectionRules {
      * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
      */
     protected final void ownersOnOneConnectionExcludeEachOther() throws Exception {
-        LockBackend a = backend();
-        LockBackend b = backend();
+        ownersOnOneConnectionExcludeEachOther(backend(), backend());
+    }
+
+    private <A, B> void ownersOnOneConnectionExcludeEachOther(LockBackend<A> a, LockBackend<B> b) throws Exception {
         String name = name(Rule.S5);
-        Held first = grantNow(Rule.S5, a, name, owner());
+        Grant<A> first = grantNow(Rule.S5, a, name, owner());
         assertTrue(first.fencingToken() > 0, Rule.S5.failure("a grant's token must be positive, was " + first.fencingToken()));
-        AcquireAttempt second = a.newAttempt(new AcquireRequest(name, owner(), lease()));
-        AttemptResult r = second.tryOnce();
-        if (r.granted()) {
+        AcquireAttempt<A> second = a.newAttempt(new AcquireRequest(name, owner(), lease()));
+        AttemptResult<A> r = second.tryOnce();
+        if (r instanceof AttemptResult.Granted<A> g) {
             fail(Rule.S5.failure("a second owner on the same backend connection was granted a lock the first owner holds "
-                    + "(token " + first.fencingToken() + " then " + r.fencingToken() + "): grants are keyed by connection "
+                    + "(token " + first.fencingToken() + " then " + g.fencingToken() + "): grants are keyed by connection "
                     + "or session instead of by owner id"));
         }
         assertTrue(busyFor(b, name), Rule.S5.failure("another connection was granted a held lock"));
@@ -174,101 +175,131 @@ public abstract class BackendRules extends ElectionRules {
         second.abandon(); // idempotent
         assertTrue(busyFor(b, name), Rule.S5.failure("abandoning a busy attempt freed the lock another owner of the "
                 + "same connection holds"));
-        assertTrue(a.release(first), Rule.S5.failure("release of a held grant answered false"));
-        Held next = grant(a, name, owner(), lease().plus(opTimeout())).orElseThrow(() -> new AssertionError(
+        assertEquals(ReleaseOutcome.RELEASED, a.release(first), Rule.S5.failure("release of a held grant"));
+        Grant<A> next = grant(a, name, owner(), lease().plus(opTimeout())).orElseThrow(() -> new AssertionError(
                 Rule.S5.failure("after the first owner released, another owner of the same connection was not granted")));
         if (a.capabilities().contains(Capability.FENCING)) {
             assertTrue(next.fencingToken() > first.fencingToken(), Rule.S5.failure("token " + next.fencingToken()
                     + " after token " + first.fencingToken()));
         }
         assertTrue(busyFor(b, name), Rule.S5.failure("the second owner's grant is not seen by another connection"));
-        assertTrue(a.release(next), Rule.S5.failure("release of a held grant answered false"));
+        assertEquals(ReleaseOutcome.RELEASED, a.release(next), Rule.S5.failure("release of a held grant"));
     }
 
     /**
-     * B2: renew answers one result per lease, in the order asked, true only for leases their owner
-     * still holds, and never takes over or frees another owner's grant. A renew of a lease that was
-     * released, or that another owner now holds, answers false (it is not an unknown outcome, so it
-     * must not throw). Only leases this backend granted are passed, as the core does.
+     * B2: renew answers one outcome per grant, in the order asked: renewed for grants their owner
+     * still holds, not-held for the others (neither unknown nor an exception: the outcome is
+     * known), and never takes over or frees another owner's grant or re-creates a released one.
+     * Only grants this backend made are passed, as the core does.
      *
      * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
      */
     @Test
     public void B2_renewIsOwnerCheckedPerLeaseInOrder() throws Exception {
-        LockBackend a = backend();
-        LockBackend b = backend();
-        String p = name(Rule.B2);
-        Held held1 = grantNow(Rule.B2, a, p + "-held-1", owner());
-        Held released = grantNow(Rule.B2, a, p + "-released", owner());
-        assertTrue(a.release(released), Rule.B2.failure("release of a held grant answered false"));
-        Held stale = grantNow(Rule.B2, a, p + "-taken", owner());
-        assertTrue(a.release(stale), Rule.B2.failure("release of a held grant answered false"));
-        Held taker = grantNow(Rule.B2, b, p + "-taken", owner()); // another owner, on another connection, holds it now
-        Held held2 = grantNow(Rule.B2, a, p + "-held-2", owner());
+        renewIsOwnerCheckedPerLeaseInOrder(backend(), backend());
+    }
 
-        // only leases this backend granted, as the core passes them: some still held, some not
-        List<Held> batch = List.of(held1, released, held2, stale);
-        boolean[] expected = {true, false, true, false};
-        boolean[] got = renew(a, batch);
-        assertArrayEquals(expected, got, Rule.B2.failure("renew of [held, released, held, taken by another owner] "
-                + "answered " + Arrays.toString(got) + "; expected " + Arrays.toString(expected)));
-        // the same leases in another order: the answers follow the request's order
-        List<Held> reordered = List.of(stale, held2, released, held1);
-        boolean[] expected2 = {false, true, false, true};
-        boolean[] got2 = renew(a, reordered);
-        assertArrayEquals(expected2, got2, Rule.B2.failure("renew of [taken by another owner, held, released, held] "
-                + "answered " + Arrays.toString(got2) + "; expected " + Arrays.toString(expected2)));
+    private <A, B> void renewIsOwnerCheckedPerLeaseInOrder(LockBackend<A> a, LockBackend<B> b) throws Exception {
+        String p = name(Rule.B2);
+        Grant<A> held1 = grantNow(Rule.B2, a, p + "-held-1", owner());
+        Grant<A> released = grantNow(Rule.B2, a, p + "-released", owner());
+        assertEquals(ReleaseOutcome.RELEASED, a.release(released), Rule.B2.failure("release of a held grant"));
+        Grant<A> stale = grantNow(Rule.B2, a, p + "-taken", owner());
+        assertEquals(ReleaseOutcome.RELEASED, a.release(stale), Rule.B2.failure("release of a held grant"));
+        Grant<B> taker = grantNow(Rule.B2, b, p + "-taken", owner()); // another owner, on another connection, holds it now
+        Grant<A> held2 = grantNow(Rule.B2, a, p + "-held-2", owner());
+
+        // only grants this backend made, as the core passes them: some still held, some not
+        List<String> expected = List.of(RENEWED, NOT_HELD, RENEWED, NOT_HELD);
+        List<String> got = renew(a, List.of(held1, released, held2, stale));
+        assertEquals(expected, got, Rule.B2.failure("renew of [held, released, held, taken by another owner] answered "
+                + got + "; expected " + expected));
+        // the same grants in another order: the outcomes follow the request's order
+        List<String> expected2 = List.of(NOT_HELD, RENEWED, NOT_HELD, RENEWED);
+        List<String> got2 = renew(a, List.of(stale, held2, released, held1));
+        assertEquals(expected2, got2, Rule.B2.failure("renew of [taken by another owner, held, released, held] "
+                + "answered " + got2 + "; expected " + expected2));
         // nothing the stale renewals did may have touched the other owner, or re-created what was released
         assertTrue(busyFor(a, taker.name()), Rule.B2.failure("a stale renew freed the lock another owner holds"));
         checkHolder(Rule.B2, a, taker.name(), taker);
         assertFalse(busyFor(b, released.name()), Rule.B2.failure("a renew of a released lease took the lock again"));
-        assertTrue(b.release(taker), Rule.B2.failure("the other owner's release answered false after stale renewals"));
-        assertTrue(a.release(held1) & a.release(held2), Rule.B2.failure("release of a renewed grant answered false"));
-        // a single lease, and an empty batch
-        assertArrayEquals(new boolean[] {false}, renew(a, List.of(held1)), Rule.B2.failure(
-                "renew of a released lease answered true"));
-        assertEquals(0, renew(a, List.of()).length, Rule.B2.failure("renew of no lease must answer an empty array"));
+        assertEquals(ReleaseOutcome.RELEASED, b.release(taker),
+                Rule.B2.failure("the other owner's release after stale renewals"));
+        assertEquals(ReleaseOutcome.RELEASED, a.release(held1), Rule.B2.failure("release of a renewed grant"));
+        assertEquals(ReleaseOutcome.RELEASED, a.release(held2), Rule.B2.failure("release of a renewed grant"));
+        // a single grant, and an empty batch
+        assertEquals(List.of(NOT_HELD), renew(a, List.of(held1)), Rule.B2.failure("renew of a released lease"));
+        assertEquals(List.of(), renew(a, List.of()), Rule.B2.failure("renew of no lease must answer an empty list"));
     }
 
-    private static boolean[] renew(LockBackend backend, List<Held> leases) {
+    private static final String RENEWED = "renewed";
+    private static final String NOT_HELD = "not-held";
+
+    /** Renews and names each outcome; an unknown outcome, a throw or a malformed answer fails B2 (every outcome is known). */
+    private static <S> List<String> renew(LockBackend<S> backend, List<Grant<S>> grants) {
+        List<RenewOutcome> r;
         try {
-            boolean[] r = backend.renew(leases);
-            if (r == null) {
-                fail(Rule.B2.failure("renew answered null"));
-            }
-            return r;
+            r = backend.renew(grants);
         } catch (LockBackendException e) {
             throw new AssertionError(Rule.B2.failure("renew threw although every outcome was known (a lease this "
-                    + "owner no longer holds must answer false): " + e.getMessage()), e);
+                    + "owner no longer holds must answer not-held): " + e.getMessage()), e);
         }
+        if (r == null) {
+            fail(Rule.B2.failure("renew answered null"));
+        }
+        assertEquals(grants.size(), r.size(), Rule.B2.failure("renew of " + grants.size() + " grant(s) answered "
+                + r.size() + " outcome(s); it must answer one per grant"));
+        List<String> names = new ArrayList<>(r.size());
+        for (RenewOutcome o : r) {
+            if (o instanceof RenewOutcome.Renewed) {
+                names.add(RENEWED);
+            } else if (o instanceof RenewOutcome.NotHeld) {
+                names.add(NOT_HELD);
+            } else if (o instanceof RenewOutcome.Unknown u) {
+                throw new AssertionError(Rule.B2.failure("renew answered unknown for a grant whose outcome was known "
+                        + "(a lease this owner no longer holds must answer not-held): " + u.cause().getMessage()),
+                        u.cause());
+            } else {
+                fail(Rule.B2.failure("renew answered " + o + " for a grant"));
+            }
+        }
+        return names;
     }
 
     /**
-     * B3: release is owner-checked and answers what it did: true once for a held grant, false for a
-     * repeated release and for a lease another owner now holds (which it must leave alone); never an
-     * exception for "not held".
+     * B3: release is owner-checked and answers what it did: released once for a held grant,
+     * not-held for a repeated release and for a lease another owner now holds (which it must leave
+     * alone); never an exception for "not held".
      *
      * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
      */
     @Test
     public void B3_releaseIsOwnerCheckedAndAnswersWhatItDid() throws Exception {
-        LockBackend a = backend();
-        LockBackend b = backend();
+        releaseIsOwnerChecked(backend(), backend());
+    }
+
+    private <A, B> void releaseIsOwnerChecked(LockBackend<A> a, LockBackend<B> b) throws Exception {
         String name = name(Rule.B3);
-        Held first = grantNow(Rule.B3, a, name, owner());
-        assertTrue(release(a, first), Rule.B3.failure("release of a held grant answered false"));
-        assertFalse(release(a, first), Rule.B3.failure("a second release of the same grant answered true"));
-        Held second = grantNow(Rule.B3, b, name, owner());
-        assertFalse(release(a, first), Rule.B3.failure("a stale release answered true while another owner holds the lock"));
+        Grant<A> first = grantNow(Rule.B3, a, name, owner());
+        assertTrue(release(a, first), Rule.B3.failure("release of a held grant answered not-held"));
+        assertFalse(release(a, first), Rule.B3.failure("a second release of the same grant answered released"));
+        Grant<B> second = grantNow(Rule.B3, b, name, owner());
+        assertFalse(release(a, first), Rule.B3.failure("a stale release answered released while another owner holds "
+                + "the lock"));
         assertTrue(busyFor(a, name), Rule.B3.failure("a stale release freed the lock another owner holds"));
         checkHolder(Rule.B3, a, name, second);
-        assertTrue(release(b, second), Rule.B3.failure("release of a held grant answered false"));
+        assertTrue(release(b, second), Rule.B3.failure("release of a held grant answered not-held"));
         assertFalse(busyFor(a, name), Rule.B3.failure("a released lock stayed held"));
     }
 
-    private static boolean release(LockBackend backend, Held lease) {
+    /** @return whether the release answered {@link ReleaseOutcome#RELEASED} */
+    private static <S> boolean release(LockBackend<S> backend, Grant<S> grant) {
         try {
-            return backend.release(lease);
+            ReleaseOutcome r = backend.release(grant);
+            if (r == null) {
+                fail(Rule.B3.failure("release answered null"));
+            }
+            return r == ReleaseOutcome.RELEASED;
         } catch (LockBackendException e) {
             throw new AssertionError(Rule.B3.failure("release threw although the outcome was known: " + e.getMessage()), e);
         }

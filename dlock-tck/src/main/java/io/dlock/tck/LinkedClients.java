@@ -8,9 +8,11 @@ import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
 import io.dlock.spi.BackendContext;
-import io.dlock.spi.HeldLock;
+import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
+import io.dlock.spi.ReleaseOutcome;
+import io.dlock.spi.RenewOutcome;
 import io.dlock.tck.mem.MemLink;
 import java.time.Duration;
 import java.util.List;
@@ -59,14 +61,6 @@ public final class LinkedClients {
         return link.freezable(client);
     }
 
-    /** A grant the core never heard of, as the backend needs it to release it. */
-    private record Grant(String name, String ownerId, long fencingToken, Duration leaseTime, Object backendState)
-            implements HeldLock {
-        Grant(AcquireRequest request, AttemptResult r) {
-            this(request.name(), request.ownerId(), r.fencingToken(), request.leaseTime(), r.state());
-        }
-    }
-
     /** The provider under test, with every backend call routed through the link. */
     private static final class LinkedProvider implements LockProvider {
         private final LockProvider real;
@@ -88,89 +82,92 @@ public final class LinkedClients {
         }
 
         @Override
-        public LockBackend open(BackendContext context) {
-            LockBackend b = real.open(context);
-            return new LockBackend() {
-                @Override
-                public Set<Capability> capabilities() {
-                    return b.capabilities();
-                }
-
-                @Override
-                public Duration minimumLeaseTime() {
-                    return b.minimumLeaseTime();
-                }
-
-                @Override
-                public Duration maximumLeaseTime() {
-                    return b.maximumLeaseTime();
-                }
-
-                @Override
-                public AcquireAttempt newAttempt(AcquireRequest request) {
-                    AcquireAttempt a = b.newAttempt(request);
-                    return new AcquireAttempt() {
-                        // the last answer the backend gave on the far side of the link, whether or not it arrived:
-                        // read there too, in request order, so abandon() knows of a grant whose answer was lost
-                        private volatile AttemptResult applied;
-
-                        @Override
-                        public AttemptResult tryOnce() {
-                            return link.call(request.name(), () -> {
-                                AttemptResult r = a.tryOnce();
-                                applied = r;
-                                return r;
-                            });
-                        }
-
-                        @Override
-                        public void awaitTurn(Duration maxWait) throws InterruptedException {
-                            if (link.hearsServer()) {
-                                a.awaitTurn(maxWait);
-                            } else {
-                                Thread.sleep(Math.max(1, maxWait.toMillis()));
-                            }
-                        }
-
-                        @Override
-                        public void abandon() {
-                            try {
-                                link.call(request.name(), () -> {
-                                    AttemptResult r = applied;
-                                    if (r != null && r.granted()) {
-                                        // granted on the server though the core never heard: release it, owner-checked
-                                        b.release(new Grant(request, r));
-                                    }
-                                    a.abandon();
-                                    return null;
-                                });
-                            } catch (RuntimeException e) {
-                                // best effort, as abandon() itself: the lease ends by expiry
-                            }
-                        }
-                    };
-                }
-
-                @Override
-                public boolean[] renew(List<? extends HeldLock> locks) {
-                    return link.call(null, () -> b.renew(locks));
-                }
-
-                @Override
-                public boolean release(HeldLock lock) {
-                    return link.call(lock.name(), () -> b.release(lock));
-                }
-
-                @Override
-                public Optional<LockHolder> holder(String name) {
-                    return link.call(name, () -> b.holder(name));
-                }
-
-                @Override
-                public void close() {
-                    b.close();
-                }
-            };
+        public LockBackend<?> open(BackendContext context) {
+            return linked(real.open(context), link);
         }
+    }
+
+    /** The backend with every call routed through the link; generic so its state type is kept. */
+    private static <S> LockBackend<S> linked(LockBackend<S> b, MemLink link) {
+        return new LockBackend<S>() {
+            @Override
+            public Set<Capability> capabilities() {
+                return b.capabilities();
+            }
+
+            @Override
+            public Duration minimumLeaseTime() {
+                return b.minimumLeaseTime();
+            }
+
+            @Override
+            public Duration maximumLeaseTime() {
+                return b.maximumLeaseTime();
+            }
+
+            @Override
+            public AcquireAttempt<S> newAttempt(AcquireRequest request) {
+                AcquireAttempt<S> a = b.newAttempt(request);
+                return new AcquireAttempt<S>() {
+                    // the last answer the backend gave on the far side of the link, whether or not it arrived:
+                    // read there too, in request order, so abandon() knows of a grant whose answer was lost
+                    private volatile AttemptResult<S> applied;
+
+                    @Override
+                    public AttemptResult<S> tryOnce() {
+                        return link.call(request.name(), () -> {
+                            AttemptResult<S> r = a.tryOnce();
+                            applied = r;
+                            return r;
+                        });
+                    }
+
+                    @Override
+                    public void awaitTurn(Duration maxWait) throws InterruptedException {
+                        if (link.hearsServer()) {
+                            a.awaitTurn(maxWait);
+                        } else {
+                            Thread.sleep(Math.max(1, maxWait.toMillis()));
+                        }
+                    }
+
+                    @Override
+                    public void abandon() {
+                        try {
+                            link.call(request.name(), () -> {
+                                if (applied instanceof AttemptResult.Granted<S> granted) {
+                                    // granted on the server though the core never heard: release it, owner-checked
+                                    b.release(Grant.of(request, granted));
+                                }
+                                a.abandon();
+                                return null;
+                            });
+                        } catch (RuntimeException e) {
+                            // best effort, as abandon() itself: the lease ends by expiry
+                        }
+                    }
+                };
+            }
+
+            @Override
+            public List<RenewOutcome> renew(List<Grant<S>> grants) {
+                return link.call(null, () -> b.renew(grants));
+            }
+
+            @Override
+            public ReleaseOutcome release(Grant<S> grant) {
+                return link.call(grant.name(), () -> b.release(grant));
+            }
+
+            @Override
+            public Optional<LockHolder> holder(String name) {
+                return link.call(name, () -> b.holder(name));
+            }
+
+            @Override
+            public void close() {
+                b.close();
+            }
+        };
     }
 }

@@ -88,10 +88,10 @@ public enum Rule {
             "nothing may keep a lock once its client gave up on it: abandon() must delete late-applied creates and queue entries, and no session or lease may keep renewing a key its acquisition abandoned"),
     /** B2: renew is owner-checked, per lease, in order. */
     B2("renew is owner-checked, per lease, in order",
-            "renew must compare the owner id (and token) on the server for each lease, answer false (not throw) for a lease not held, never re-create a missing entry, and return results in the order of its argument"),
+            "renew must compare the owner id (and token) on the server for each lease, answer NOT_HELD (not UNKNOWN, not an exception) for a lease not held, never re-create a missing entry, and return one outcome per lease in the order of its argument"),
     /** B3: release is owner-checked and answers what it did. */
     B3("release is owner-checked and answers what it did",
-            "release must delete only the entry with the caller's owner id, in one atomic step, and answer whether it deleted it; 'not held' is false, not an exception"),
+            "release must delete only the entry with the caller's owner id, in one atomic step, and answer whether it deleted it; 'not held' is NOT_HELD, not an exception"),
     /** E1: at most one valid leader, terms increase. */
     E1("at most one valid leader, terms increase",
             "a leadership is a lease: exclusion (S1) and token order (S2) must hold across clients, and release must reach the server only after the holder stopped using the lease"),

@@ -49,7 +49,7 @@ public final class ZooKeeperLockProvider implements LockProvider {
      * @throws io.dlock.LockBackendException if no session could be established in time
      */
     @Override
-    public LockBackend open(BackendContext context) {
+    public LockBackend<?> open(BackendContext context) {
         return ZkBackend.open(context);
     }
 

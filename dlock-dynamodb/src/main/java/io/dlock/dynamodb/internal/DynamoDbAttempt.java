@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * written so that {@link #abandon()} undoes it. Either way the core's next
  * {@link #awaitTurn(Duration)} throws {@link InterruptedException}. Used by one thread at a time.
  */
-final class DynamoDbAttempt implements AcquireAttempt {
+final class DynamoDbAttempt implements AcquireAttempt<Void> {
 
     private static final Logger LOG = LoggerFactory.getLogger(DynamoDbAttempt.class);
 
@@ -93,7 +93,7 @@ final class DynamoDbAttempt implements AcquireAttempt {
     }
 
     @Override
-    public AttemptResult tryOnce() {
+    public AttemptResult<Void> tryOnce() {
         // a pending interrupt is the caller's to handle after this try; one that comes during it cuts it short
         boolean interrupted = Thread.interrupted();
         try {
@@ -105,12 +105,12 @@ final class DynamoDbAttempt implements AcquireAttempt {
         }
     }
 
-    private AttemptResult tryOnce(boolean interruptible) {
+    private AttemptResult<Void> tryOnce(boolean interruptible) {
         if (!foundTaken) {
             Sightings.Sighting s = sightings.get(request.name());
             // a version seen ripe by an earlier attempt of this client, still to be checked by the write
             String seen = s != null && s.takeoverRipe(backend.ticker().nanoTime()) ? s.rvn() : null;
-            return grant(DynamoDbLockBackend.Grant.PLAIN, seen, interruptible, true);
+            return grant(DynamoDbLockBackend.GrantKind.PLAIN, seen, interruptible, true);
         }
         LockItem item;
         try {
@@ -126,22 +126,22 @@ final class DynamoDbAttempt implements AcquireAttempt {
      *
      * @param first whether this is the first try's second look: then only a skip may be written
      */
-    private AttemptResult next(LockItem item, boolean interruptible, boolean first) {
+    private AttemptResult<Void> next(LockItem item, boolean interruptible, boolean first) {
         String name = request.name();
         long now = backend.ticker().nanoTime(); // after the answer, so after the write it shows
         if (item.free() && item.queue().isEmpty()) {
             sightings.forget(name);
-            return first ? busy(MIN_HINT) : grant(DynamoDbLockBackend.Grant.PLAIN, null, interruptible, false);
+            return first ? busy(MIN_HINT) : grant(DynamoDbLockBackend.GrantKind.PLAIN, null, interruptible, false);
         }
         if (request.ownerId().equals(item.owner())) {
             // granted by a write whose answer was lost: grant again, so that validity counts from a request of this try
-            return first ? busy(MIN_HINT) : grant(DynamoDbLockBackend.Grant.AGAIN, null, interruptible, false);
+            return first ? busy(MIN_HINT) : grant(DynamoDbLockBackend.GrantKind.AGAIN, null, interruptible, false);
         }
         Sightings.Sighting s = sightings.saw(name, item, now);
         index = ticket == null ? -1 : item.queue().indexOf(ticket);
         boolean takeable = item.free() || s.takeoverRipe(now);
         if (!first && takeable && (item.queue().isEmpty() || index == 0)) {
-            return grant(item.queue().isEmpty() ? DynamoDbLockBackend.Grant.PLAIN : DynamoDbLockBackend.Grant.HEAD,
+            return grant(item.queue().isEmpty() ? DynamoDbLockBackend.GrantKind.PLAIN : DynamoDbLockBackend.GrantKind.HEAD,
                     item.free() ? null : s.rvn(), interruptible, false);
         }
         DynamoDbLockBackend.QueueAnswer answer = null;
@@ -168,7 +168,7 @@ final class DynamoDbAttempt implements AcquireAttempt {
         return hint(item, s, now);
     }
 
-    private AttemptResult grant(DynamoDbLockBackend.Grant kind, String seenRvn, boolean interruptible, boolean first) {
+    private AttemptResult<Void> grant(DynamoDbLockBackend.GrantKind kind, String seenRvn, boolean interruptible, boolean first) {
         String name = request.name();
         DynamoDbLockBackend.Outcome outcome;
         try {
@@ -205,7 +205,7 @@ final class DynamoDbAttempt implements AcquireAttempt {
     }
 
     /** Busy, with the time until something may change for this attempt as the hint. */
-    private AttemptResult hint(LockItem item, Sightings.Sighting s, long now) {
+    private AttemptResult<Void> hint(LockItem item, Sightings.Sighting s, long now) {
         boolean mayTake = item.queue().isEmpty() || index == 0;
         if (mayTake && (item.free() || s.takeoverRipe(now))) {
             return busy(MIN_HINT);
@@ -244,7 +244,7 @@ final class DynamoDbAttempt implements AcquireAttempt {
         return Math.max(floor, Math.min(cap, (now - paceSince) / 2));
     }
 
-    private static AttemptResult busy(long nanos) {
+    private static AttemptResult<Void> busy(long nanos) {
         return AttemptResult.busy(Duration.ofNanos(Math.max(MIN_HINT, nanos)));
     }
 

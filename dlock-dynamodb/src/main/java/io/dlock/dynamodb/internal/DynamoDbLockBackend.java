@@ -9,8 +9,10 @@ import io.dlock.spi.support.Ids;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.BackendContext;
-import io.dlock.spi.HeldLock;
+import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseOutcome;
+import io.dlock.spi.RenewOutcome;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -73,7 +75,7 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemResponse;
  * <p>Every call is bounded by the operation timeout (the SDK's API call timeout; each attempt gets
  * half of it, so one retry of a stalled attempt fits). Thread-safe.
  */
-public final class DynamoDbLockBackend implements LockBackend {
+public final class DynamoDbLockBackend implements LockBackend<Void> {
 
     private static final Logger LOG = LoggerFactory.getLogger(DynamoDbLockBackend.class);
 
@@ -266,7 +268,7 @@ public final class DynamoDbLockBackend implements LockBackend {
      * @return the attempt
      */
     @Override
-    public AcquireAttempt newAttempt(AcquireRequest request) {
+    public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
         return new DynamoDbAttempt(this, request);
     }
 
@@ -277,7 +279,7 @@ public final class DynamoDbLockBackend implements LockBackend {
     record Outcome(boolean granted, long token, LockItem item) { }
 
     /** Which grant an acquire write makes, and so its condition. */
-    enum Grant {
+    enum GrantKind {
         /** The lock is free, or its holder's version is ripe, and nobody waits in line. */
         PLAIN,
         /**
@@ -291,8 +293,8 @@ public final class DynamoDbLockBackend implements LockBackend {
 
     /**
      * The acquire write: one conditional UpdateItem that sets the owner, a fresh record version and
-     * the lease, and bumps the counter, if the grant's condition holds (see {@link Grant}); a
-     * {@link Grant#HEAD} grant also removes the attempt's ticket from the head of the line.
+     * the lease, and bumps the counter, if the grant's condition holds (see {@link GrantKind}); a
+     * {@link GrantKind#HEAD} grant also removes the attempt's ticket from the head of the line.
      *
      * <p>Idempotent without an owner clause in the condition: an SDK retry of a write that was
      * applied but whose answer was lost fails its condition, and the item that comes back with the
@@ -303,13 +305,13 @@ public final class DynamoDbLockBackend implements LockBackend {
      * @param grant which grant
      * @param seenRvn a held version this client has seen unchanged for a whole lease time, or null
      *     (the lock must be free)
-     * @param ticket this attempt's ticket ({@link Grant#HEAD} only)
+     * @param ticket this attempt's ticket ({@link GrantKind#HEAD} only)
      * @param interruptible whether the caller's interrupt ends the wait for the answer
      * @return the outcome
      * @throws LockBackendException if the outcome is unknown ({@link Failures.Interrupted} if the
      *     thread was interrupted)
      */
-    Outcome acquire(AcquireRequest request, Grant grant, String seenRvn, String ticket, boolean interruptible) {
+    Outcome acquire(AcquireRequest request, GrantKind grant, String seenRvn, String ticket, boolean interruptible) {
         String name = request.name();
         String rvn = newRvn();
         Map<String, AttributeValue> values = new HashMap<>();
@@ -321,7 +323,7 @@ public final class DynamoDbLockBackend implements LockBackend {
         String condition;
         String updateExpression = ACQUIRE_UPDATE;
         Map<String, String> names;
-        if (grant == Grant.AGAIN) {
+        if (grant == GrantKind.AGAIN) {
             condition = HELD_BY_OWNER;
             names = names("#o", "#r", "#l", "#w", "#t");
         } else {
@@ -330,7 +332,7 @@ public final class DynamoDbLockBackend implements LockBackend {
                 holder = "(" + holder + " OR #r = :seen)";
                 values.put(":seen", AttributeValue.fromS(seenRvn));
             }
-            if (grant == Grant.HEAD) {
+            if (grant == GrantKind.HEAD) {
                 condition = holder + " AND #q[0] = :ticket";
                 values.put(":ticket", AttributeValue.fromS(ticket));
                 updateExpression = ACQUIRE_UPDATE + " REMOVE #q[0]";
@@ -573,51 +575,71 @@ public final class DynamoDbLockBackend implements LockBackend {
      * Renews leases: one conditional UpdateItem per lease, several at once, or transactions of up
      * to 100 with single updates for the leases of a cancelled transaction; which one, the URI
      * parameter {@code renewal} says ({@code auto}, the default: transactions from 100 leases in one
-     * call). Bounded by the operation timeout as a whole.
+     * call). Bounded by the operation timeout as a whole. A call that fails, or does not finish in
+     * time, makes only its own leases' outcomes unknown: the others keep their answers.
      *
-     * @param locks the leases
-     * @return per lease, whether its grant still held the lock and it was renewed
-     * @throws LockBackendException if the outcome of some renewal is unknown
+     * @param grants the grants
+     * @return per grant, in order: renewed, not held, or unknown
+     * @throws LockBackendException if the outcome of a single lease's renewal is unknown, or the
+     *     thread is interrupted (flag kept)
      */
     @Override
-    public boolean[] renew(List<? extends HeldLock> locks) {
-        if (locks.isEmpty()) {
-            return new boolean[0];
+    public List<RenewOutcome> renew(List<Grant<Void>> grants) {
+        if (grants.isEmpty()) {
+            return List.of();
         }
-        if (locks.size() == 1) {
-            HeldLock lock = locks.get(0);
-            return new boolean[] {calls.run("renewal", lock.name(), timeout, true, () -> renewOne(lock, timeout))};
+        if (grants.size() == 1) {
+            Grant<Void> grant = grants.get(0);
+            return List.of(outcome(calls.run("renewal", grant.name(), timeout, true, () -> renewOne(grant, timeout))));
         }
+        String operation = "renewal of " + grants.size() + " leases";
         long deadline = System.nanoTime() + timeout.toNanos();
-        boolean[] out = new boolean[locks.size()];
+        RenewOutcome[] out = new RenewOutcome[grants.size()];
         List<Integer> singles = new ArrayList<>();
-        if (transactionsAllowed && settings.renewal.byTransaction(locks.size())) {
-            List<Callable<List<Integer>>> transactions = new ArrayList<>();
-            for (int from = 0; from < locks.size(); from += TRANSACTION_MAX) {
+        if (transactionsAllowed && settings.renewal.byTransaction(grants.size())) {
+            List<Callable<RenewOutcome[]>> transactions = new ArrayList<>();
+            for (int from = 0; from < grants.size(); from += TRANSACTION_MAX) {
                 int start = from;
-                int end = Math.min(locks.size(), from + TRANSACTION_MAX);
-                transactions.add(() -> renewByTransaction(locks, start, end, out, deadline));
+                int end = Math.min(grants.size(), from + TRANSACTION_MAX);
+                transactions.add(() -> renewByTransaction(grants, start, end, deadline));
             }
-            for (List<Integer> fallback : runAll(transactions, deadline, "renewal of " + locks.size() + " leases")) {
-                singles.addAll(fallback);
+            List<Done<RenewOutcome[]>> settled = runEach(transactions, deadline, operation);
+            for (int t = 0; t < settled.size(); t++) {
+                int start = t * TRANSACTION_MAX;
+                Done<RenewOutcome[]> done = settled.get(t);
+                for (int k = 0; start + k < Math.min(grants.size(), start + TRANSACTION_MAX); k++) {
+                    if (done.failure() != null) {
+                        out[start + k] = RenewOutcome.unknown(done.failure());
+                    } else if (done.value()[k] != null) {
+                        out[start + k] = done.value()[k];
+                    } else {
+                        singles.add(start + k);
+                    }
+                }
             }
         } else {
-            for (int i = 0; i < locks.size(); i++) {
+            for (int i = 0; i < grants.size(); i++) {
                 singles.add(i);
             }
         }
         if (!singles.isEmpty()) {
-            List<Callable<Boolean>> calls = new ArrayList<>();
+            List<Callable<Boolean>> updates = new ArrayList<>();
             for (int i : singles) {
-                HeldLock lock = locks.get(i);
-                calls.add(() -> renewOne(lock, remaining(deadline)));
+                Grant<Void> grant = grants.get(i);
+                updates.add(() -> renewOne(grant, remaining(deadline)));
             }
-            List<Boolean> renewed = runAll(calls, deadline, "renewal of " + locks.size() + " leases");
+            List<Done<Boolean>> renewed = runEach(updates, deadline, operation);
             for (int k = 0; k < singles.size(); k++) {
-                out[singles.get(k)] = renewed.get(k);
+                Done<Boolean> done = renewed.get(k);
+                out[singles.get(k)] = done.failure() != null ? RenewOutcome.unknown(done.failure())
+                        : outcome(done.value());
             }
         }
-        return out;
+        return List.of(out);
+    }
+
+    private static RenewOutcome outcome(boolean renewed) {
+        return renewed ? RenewOutcome.renewed() : RenewOutcome.notHeld();
     }
 
     private static Duration remaining(long deadline) {
@@ -625,7 +647,7 @@ public final class DynamoDbLockBackend implements LockBackend {
     }
 
     /** Renews one lease with one conditional UpdateItem, on the calling thread (one of the backend's). */
-    private boolean renewOne(HeldLock lock, Duration callTimeout) {
+    private boolean renewOne(Grant<Void> lock, Duration callTimeout) {
         String name = lock.name();
         try {
             client.updateItem(heldUpdate(lock, RENEW_UPDATE).toBuilder()
@@ -641,23 +663,18 @@ public final class DynamoDbLockBackend implements LockBackend {
     }
 
     /**
-     * Renews {@code locks[start, end)} in one TransactWriteItems. Sets {@code out} for the leases
-     * it settled and returns the indexes of those it did not: a cancelled transaction applies
-     * nothing, so the leases whose condition held are renewed again one by one.
+     * Renews {@code locks[start, end)} in one TransactWriteItems. Answers the outcome of each lease
+     * it settled, indexed from {@code start}, and null for those it did not: a cancelled
+     * transaction applies nothing, so the leases whose condition held are renewed again one by one.
      */
-    private List<Integer> renewByTransaction(List<? extends HeldLock> locks, int start, int end, boolean[] out,
-                                             long deadline) {
-        List<Integer> rest = new ArrayList<>();
+    private RenewOutcome[] renewByTransaction(List<Grant<Void>> locks, int start, int end, long deadline) {
+        RenewOutcome[] out = new RenewOutcome[end - start];
         Set<String> distinct = new HashSet<>();
         for (int i = start; i < end; i++) {
             distinct.add(locks.get(i).name());
         }
         if (end - start < 2 || distinct.size() != end - start) {
-            // one lease is not worth a transaction; the same item twice is not allowed in one
-            for (int i = start; i < end; i++) {
-                rest.add(i);
-            }
-            return rest;
+            return out; // one lease is not worth a transaction; the same item twice is not allowed in one
         }
         List<TransactWriteItem> items = new ArrayList<>(end - start);
         for (int i = start; i < end; i++) {
@@ -671,19 +688,15 @@ public final class DynamoDbLockBackend implements LockBackend {
         try {
             client.transactWriteItems(b -> b.transactItems(items)
                     .overrideConfiguration(o -> o.apiCallTimeout(callTimeout)));
-            for (int i = start; i < end; i++) {
-                out[i] = true;
-            }
+            java.util.Arrays.fill(out, RenewOutcome.renewed());
         } catch (TransactionCanceledException e) {
             List<CancellationReason> reasons = e.hasCancellationReasons() ? e.cancellationReasons() : List.of();
-            for (int i = start; i < end; i++) {
-                int k = i - start;
+            for (int k = 0; k < out.length; k++) {
                 String code = k < reasons.size() ? reasons.get(k).code() : null;
                 if (CCF.equals(code)) {
-                    out[i] = false;
-                } else {
-                    rest.add(i); // not applied because another one failed, or a conflict: try it alone
+                    out[k] = RenewOutcome.notHeld();
                 }
+                // otherwise not applied because another one failed, or a conflict: left null, tried alone
             }
         } catch (AwsServiceException e) {
             if (settings.renewal == DynamoDbSettings.Renewal.AUTO && isAccessDenied(e)) {
@@ -691,46 +704,54 @@ public final class DynamoDbLockBackend implements LockBackend {
                 transactionsAllowed = false;
                 LOG.warn("dlock: DynamoDB {} denies dynamodb:TransactWriteItems; renewing leases one UpdateItem each "
                         + "from now on (grant the permission, or set renewal=update to silence this)", settings);
-                for (int i = start; i < end; i++) {
-                    rest.add(i);
-                }
-                return rest;
+                return new RenewOutcome[end - start]; // all tried alone
             }
             throw failures.of("renewal of " + (end - start) + " leases", "TransactWriteItems", null, e);
         } catch (SdkException e) {
             throw failures.of("renewal of " + (end - start) + " leases", "TransactWriteItems", null, e);
         }
-        return rest;
+        return out;
     }
 
     private static boolean isAccessDenied(AwsServiceException e) {
         return e.awsErrorDetails() != null && "AccessDeniedException".equals(e.awsErrorDetails().errorCode());
     }
 
+    /** A task's result, or why it has none (it failed, or did not finish in time). */
+    private record Done<T>(T value, LockBackendException failure) { }
+
     /**
      * Runs tasks on the renewal threads (at most {@link #RENEW_PARALLELISM} at once) and waits for
-     * all of them, until the deadline; the wait is interruptible.
+     * each until the deadline: a task that fails or is not done in time has a failure of its own,
+     * and the others keep their results. The wait is interruptible: an interrupt throws, with the
+     * flag kept.
      */
-    private <T> List<T> runAll(List<Callable<T>> tasks, long deadline, String operation) {
+    private <T> List<Done<T>> runEach(List<Callable<T>> tasks, long deadline, String operation) {
         List<Future<T>> futures = new ArrayList<>(tasks.size());
         try {
             for (Callable<T> call : tasks) {
                 futures.add(renewals.submit(call));
             }
-            List<T> results = new ArrayList<>(tasks.size());
+            List<Done<T>> results = new ArrayList<>(tasks.size());
             for (Future<T> f : futures) {
-                results.add(f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
+                try {
+                    results.add(new Done<>(f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS),
+                            null));
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof LockBackendException lbe) {
+                        results.add(new Done<>(null, lbe));
+                    } else if (e.getCause() instanceof RuntimeException re) {
+                        throw re;
+                    } else {
+                        results.add(new Done<>(null, new LockBackendException("the " + operation + " on DynamoDB "
+                                + settings + " failed: " + e.getCause(), null, e.getCause())));
+                    }
+                } catch (TimeoutException | CancellationException e) {
+                    results.add(new Done<>(null, new LockBackendException("the " + operation + " on DynamoDB "
+                            + settings + " did not finish within " + timeout + " (the operation timeout)", null, e)));
+                }
             }
             return results;
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException re) {
-                throw re;
-            }
-            throw new LockBackendException("the " + operation + " on DynamoDB " + settings + " failed: " + e.getCause(),
-                    null, e.getCause());
-        } catch (TimeoutException | CancellationException e) {
-            throw new LockBackendException("the " + operation + " on DynamoDB " + settings + " did not finish within "
-                    + timeout + " (the operation timeout)", null, e);
         } catch (RejectedExecutionException e) {
             throw new LockBackendException("the " + operation + " on DynamoDB " + settings
                     + " was cut short: the client is closing", null, e);
@@ -747,21 +768,21 @@ public final class DynamoDbLockBackend implements LockBackend {
     /**
      * Releases a lease if its grant still holds the lock: removes the owner and keeps the counter.
      *
-     * @param lock the lease
-     * @return true if this call released it, false if the grant no longer held it
+     * @param lock the grant
+     * @return released, or not held if the grant no longer held the lock
      * @throws LockBackendException if the outcome is unknown
      */
     @Override
-    public boolean release(HeldLock lock) {
+    public ReleaseOutcome release(Grant<Void> lock) {
         UpdateItemRequest update = heldUpdate(lock, RELEASE_UPDATE);
         long deadline = System.nanoTime() + timeout.toNanos();
         for (long pause = 10; ; pause *= 2) {
             try {
                 // not interruptible: a thread that was interrupted and closes its lease must still free the lock
                 calls.run("release", lock.name(), remaining(deadline), false, () -> client.updateItem(update));
-                return true;
+                return ReleaseOutcome.RELEASED;
             } catch (ConditionalCheckFailedException e) {
-                return false;
+                return ReleaseOutcome.NOT_HELD;
             } catch (TransactionConflictException e) {
                 // this client's own renewal transaction holds the item for a moment (renewal=transaction)
                 if (deadline - System.nanoTime() <= TimeUnit.MILLISECONDS.toNanos(pause * 2)) {
@@ -794,7 +815,7 @@ public final class DynamoDbLockBackend implements LockBackend {
     }
 
     /** An update conditional on the grant (owner and token) still holding the lock. */
-    private UpdateItemRequest heldUpdate(HeldLock lock, String updateExpression) {
+    private UpdateItemRequest heldUpdate(Grant<Void> lock, String updateExpression) {
         boolean renew = updateExpression.equals(RENEW_UPDATE);
         Map<String, AttributeValue> values = new HashMap<>();
         values.put(":me", AttributeValue.fromS(lock.ownerId()));

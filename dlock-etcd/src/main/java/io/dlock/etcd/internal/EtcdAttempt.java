@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * <p>Used by one thread at a time; watch callbacks on jetcd's threads only complete futures and
  * set flags.
  */
-final class EtcdAttempt implements AcquireAttempt {
+final class EtcdAttempt implements AcquireAttempt<EtcdGrant> {
 
     private static final Logger LOG = LoggerFactory.getLogger(EtcdAttempt.class);
 
@@ -99,7 +99,7 @@ final class EtcdAttempt implements AcquireAttempt {
     }
 
     @Override
-    public AttemptResult tryOnce() {
+    public AttemptResult<EtcdGrant> tryOnce() {
         if (finished) {
             throw new IllegalStateException("this attempt at lock '" + name + "' has ended");
         }
@@ -117,7 +117,7 @@ final class EtcdAttempt implements AcquireAttempt {
      * The first try: create the own key (if absent, and if the lease's guard has not moved) and
      * look at the queue, in one transaction.
      */
-    private AttemptResult first(long deadline) {
+    private AttemptResult<EtcdGrant> first(long deadline) {
         while (true) {
             EtcdLease l = backend.leases().lease(ttlSeconds, deadline, name);
             if (l != lease) {
@@ -207,7 +207,7 @@ final class EtcdAttempt implements AcquireAttempt {
     }
 
     /** Any later try: is the own key still there, and is there a key before it? */
-    private AttemptResult check(long deadline) {
+    private AttemptResult<EtcdGrant> check(long deadline) {
         if (quiet()) {
             return AttemptResult.busy();
         }
@@ -272,7 +272,7 @@ final class EtcdAttempt implements AcquireAttempt {
      * The key is the oldest of its name: the lock is ours once the lease is known to live a full
      * lease time from now, at most 5% less.
      */
-    private AttemptResult grant(long deadline, Leases.Refresh refresh) {
+    private AttemptResult<EtcdGrant> grant(long deadline, Leases.Refresh refresh) {
         if (refresh == null && stale(lease)) {
             refresh = backend.leases().startRefresh(lease, name);
         }
@@ -283,7 +283,7 @@ final class EtcdAttempt implements AcquireAttempt {
             throw new LockBackendException("etcd: lock '" + name + "' was not acquired: its etcd lease "
                     + lease.hexId() + " expired or was revoked", name, null);
         }
-        Grant grant = new Grant(name, ownKey, ownRevision, lease, sharedPath,
+        EtcdGrant grant = new EtcdGrant(name, request.ownerId(), ownKey, ownRevision, lease, sharedPath,
                 uncertainKeys.isEmpty() ? null : uncertainKeys);
         lease.grants.add(grant);
         if (sharedPath) {

@@ -17,7 +17,7 @@ final class EtcdLease {
     final long id;
     final long ttlSeconds;
     /** The grants (held locks) whose keys are attached to this lease. */
-    final Set<Grant> grants = ConcurrentHashMap.newKeySet();
+    final Set<EtcdGrant> grants = ConcurrentHashMap.newKeySet();
 
     private final AtomicLong lastRefreshSent;
     private final AtomicLong guardRevision = new AtomicLong();

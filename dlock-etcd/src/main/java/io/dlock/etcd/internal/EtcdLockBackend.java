@@ -9,8 +9,10 @@ import io.dlock.spi.support.Ids;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.BackendContext;
-import io.dlock.spi.HeldLock;
+import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseOutcome;
+import io.dlock.spi.RenewOutcome;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
@@ -55,7 +57,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Every call ends within about the operation timeout. Thread-safe.
  */
-public final class EtcdLockBackend implements LockBackend {
+public final class EtcdLockBackend implements LockBackend<EtcdGrant> {
 
     private static final Logger LOG = LoggerFactory.getLogger(EtcdLockBackend.class);
 
@@ -275,7 +277,7 @@ public final class EtcdLockBackend implements LockBackend {
     }
 
     private void leaseGone(EtcdLease lease) {
-        for (Grant g : lease.grants) {
+        for (EtcdGrant g : lease.grants) {
             if (g.sharedPath) {
                 freePath(g.name, g); // the key went with the lease
             }
@@ -492,7 +494,7 @@ public final class EtcdLockBackend implements LockBackend {
      * @return the attempt
      */
     @Override
-    public AcquireAttempt newAttempt(AcquireRequest request) {
+    public AcquireAttempt<EtcdGrant> newAttempt(AcquireRequest request) {
         EtcdAttempt attempt = new EtcdAttempt(this, request);
         attempts.add(attempt);
         if (closed.get()) {
@@ -501,13 +503,12 @@ public final class EtcdLockBackend implements LockBackend {
         return attempt;
     }
 
-    private static Grant grantOf(HeldLock lock) {
-        Object state = lock.backendState();
-        if (!(state instanceof Grant)) {
+    /** The backend's state of a grant; a grant without one was not made by an etcd backend. */
+    private static EtcdGrant grantOf(Grant<EtcdGrant> lock) {
+        EtcdGrant g = lock.state();
+        if (g == null) {
             throw new IllegalArgumentException("lock '" + lock.name() + "' was not granted by this etcd backend");
         }
-        Grant g = (Grant) state;
-        g.held = lock;
         return g;
     }
 
@@ -515,14 +516,16 @@ public final class EtcdLockBackend implements LockBackend {
      * Renews held locks: one keep-alive per distinct etcd lease in the batch (so the cost does not
      * grow with the number of locks), and, in parallel, one read of the locks' keys per
      * {@value #CHECK_BATCH} locks to find those that are gone. A lock is renewed when its lease
-     * answered the keep-alive and its key still exists with its create revision.
+     * answered the keep-alive and its key still exists with its create revision; not held when its
+     * key is gone or changed, or its etcd lease is gone. A keep-alive or a read that fails makes
+     * only the locks it covers unknown.
      */
     @Override
-    public boolean[] renew(List<? extends HeldLock> locks) {
+    public List<RenewOutcome> renew(List<Grant<EtcdGrant>> locks) {
         ensureOpen(null);
         long deadline = calls.deadline();
         int n = locks.size();
-        Grant[] grants = new Grant[n];
+        EtcdGrant[] grants = new EtcdGrant[n];
         Map<EtcdLease, Leases.Refresh> refreshes = new IdentityHashMap<>();
         for (int i = 0; i < n; i++) {
             grants[i] = grantOf(locks.get(i));
@@ -540,50 +543,55 @@ public final class EtcdLockBackend implements LockBackend {
             }
             checks.add(calls.start("renewal", n == 1 ? grants[0].name : null, () -> kv.txn().Then(ops).commit(), true));
         }
-        LockBackendException failure = null;
-        for (Leases.Refresh r : refreshes.values()) {
+        Map<EtcdLease, LockBackendException> refreshFailed = new IdentityHashMap<>();
+        for (Map.Entry<EtcdLease, Leases.Refresh> r : refreshes.entrySet()) {
             try {
-                r.await(deadline);
+                r.getValue().await(deadline);
             } catch (LeaseGoneException e) {
-                // reported by Leases; its locks answer false below
+                // reported by Leases; its locks are not held below
             } catch (LockBackendException e) {
-                failure = failure == null ? e : failure;
+                refreshFailed.put(r.getKey(), e);
             }
         }
-        boolean[] renewed = new boolean[n];
+        RenewOutcome[] out = new RenewOutcome[n];
         for (int c = 0; c < checks.size(); c++) {
             TxnResponse r;
             try {
                 r = checks.get(c).await(deadline);
             } catch (LockBackendException e) {
-                failure = failure == null ? e : failure;
+                for (int i = c * CHECK_BATCH; i < Math.min(n, (c + 1) * CHECK_BATCH); i++) {
+                    out[i] = RenewOutcome.unknown(e);
+                }
                 continue;
             }
             List<GetResponse> reads = r.getGetResponses();
             for (int j = 0; j < reads.size(); j++) {
                 int i = c * CHECK_BATCH + j;
                 List<KeyValue> kvs = reads.get(j).getKvs();
-                renewed[i] = !kvs.isEmpty() && kvs.get(0).getCreateRevision() == grants[i].revision;
+                boolean held = !kvs.isEmpty() && kvs.get(0).getCreateRevision() == grants[i].revision;
+                out[i] = held ? RenewOutcome.renewed() : RenewOutcome.notHeld();
                 if (kvs.isEmpty() && grants[i].sharedPath) {
                     freePath(grants[i].name, grants[i]); // the key is gone: the core will not release it
                 }
             }
         }
-        if (failure != null) {
-            throw failure;
-        }
         for (int i = 0; i < n; i++) {
             if (grants[i].lease.isGone()) {
-                renewed[i] = false;
+                out[i] = RenewOutcome.notHeld();
                 if (grants[i].sharedPath) {
                     freePath(grants[i].name, grants[i]);
                 }
+            } else if (out[i] instanceof RenewOutcome.Renewed && refreshFailed.containsKey(grants[i].lease)) {
+                out[i] = RenewOutcome.unknown(refreshFailed.get(grants[i].lease)); // the key is there; its lease?
+            } else if (out[i] == null) {
+                out[i] = RenewOutcome.unknown(new LockBackendException("etcd: the renewal check of lock '"
+                        + grants[i].name + "' got no answer", grants[i].name, null));
             }
-            if (!renewed[i]) {
+            if (out[i] instanceof RenewOutcome.NotHeld) {
                 grants[i].lease.grants.remove(grants[i]);
             }
         }
-        return renewed;
+        return List.of(out);
     }
 
     /**
@@ -593,8 +601,8 @@ public final class EtcdLockBackend implements LockBackend {
      * client keeps its lease alive.
      */
     @Override
-    public boolean release(HeldLock lock) {
-        Grant g = grantOf(lock);
+    public ReleaseOutcome release(Grant<EtcdGrant> lock) {
+        EtcdGrant g = grantOf(lock);
         ensureOpen(g.name);
         List<ByteSequence> guarded = null;
         if (g.uncertainKeys != null) {
@@ -616,7 +624,7 @@ public final class EtcdLockBackend implements LockBackend {
             if (g.sharedPath) {
                 freePath(g.name, g);
             }
-            return false;
+            return ReleaseOutcome.NOT_HELD;
         } catch (LockBackendException e) {
             if (!g.lease.isGone()) {
                 deleteLater(p, g.sharedPath ? g : null);
@@ -630,7 +638,7 @@ public final class EtcdLockBackend implements LockBackend {
             // deleted now, or found gone (a repeated release, or the key ended with its lease)
             freePath(g.name, g);
         }
-        return p.deletedKey(r);
+        return p.deletedKey(r) ? ReleaseOutcome.RELEASED : ReleaseOutcome.NOT_HELD;
     }
 
     /** @return the owner and token of the oldest key of the name, which holds the lock */

@@ -4,7 +4,6 @@ import io.dlock.LockBackendException;
 import io.dlock.LostReason;
 import io.dlock.Ticker;
 import io.dlock.spi.BackendEvents;
-import io.dlock.spi.HeldLock;
 import io.etcd.jetcd.Lease;
 import io.etcd.jetcd.lease.LeaseGrantResponse;
 import io.etcd.jetcd.lease.LeaseKeepAliveResponse;
@@ -249,38 +248,14 @@ final class Leases {
             return;
         }
         onGone.accept(lease);
-        List<HeldLock> known = new ArrayList<>();
-        int unknown = 0;
-        for (Grant g : lease.grants) {
-            HeldLock h = g.held;
-            if (h != null) {
-                known.add(h);
-            } else {
-                unknown++;
-            }
-        }
+        List<EtcdGrant> lost = new ArrayList<>(lease.grants);
         lease.grants.clear();
         LOG.warn("dlock: etcd lease {} (ttl {} s) at {} expired or was revoked ({}); {} held lock(s) on it are lost",
-                lease.hexId(), lease.ttlSeconds, server, why, known.size() + unknown);
-        if (unknown > 0 && !otherLeaseHasGrants(lease)) {
-            // some grants were never shown to the backend as HeldLock yet: the only way to name them
-            // is to say that every lease of this client is lost, which is exact when no other etcd
-            // lease holds anything
-            events.allLeasesLost(LostReason.SESSION_LOST);
-        } else {
-            for (HeldLock h : known) {
-                events.leaseLost(h, LostReason.SESSION_LOST);
-            }
+                lease.hexId(), lease.ttlSeconds, server, why, lost.size());
+        // each grant by its owner id, including one the core has not seen yet (it keeps the loss for it)
+        for (EtcdGrant g : lost) {
+            events.leaseLost(g.ownerId, LostReason.SESSION_LOST);
         }
-    }
-
-    private boolean otherLeaseHasGrants(EtcdLease except) {
-        for (EtcdLease l : live.values()) {
-            if (l != except && !l.grants.isEmpty()) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private void ensureOpen(String lockName) {

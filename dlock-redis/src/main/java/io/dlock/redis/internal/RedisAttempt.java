@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * subscription confirmed. Every wait is bounded by the core's {@code maxWait}, so a lost notice or
  * a broken pub/sub connection costs at most one poll interval. Used by one thread at a time.
  */
-final class RedisAttempt implements AcquireAttempt {
+final class RedisAttempt implements AcquireAttempt<Void> {
 
     private static final Logger LOG = LoggerFactory.getLogger(RedisAttempt.class);
 
@@ -36,19 +36,19 @@ final class RedisAttempt implements AcquireAttempt {
     }
 
     @Override
-    public AttemptResult tryOnce() {
+    public AttemptResult<Void> tryOnce() {
         if (topic != null) {
             confirmedAtTry = topic.confirmed();
             generationAtTry = topic.generation();
         }
-        AttemptResult result;
+        AttemptResult<Void> result;
         try {
             result = backend.acquire(request);
         } catch (LockBackendException e) {
             outcomeUnknown = true;
             throw e;
         }
-        if (result.granted()) {
+        if (result instanceof AttemptResult.Granted) {
             finished = true;
             stopListening();
         }

@@ -9,8 +9,10 @@ import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
 import io.dlock.spi.BackendContext;
-import io.dlock.spi.HeldLock;
+import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseOutcome;
+import io.dlock.spi.RenewOutcome;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,7 +38,7 @@ import redis.clients.jedis.JedisClientConfig;
  * <p>Every call ends within about the operation timeout: borrowing a connection, the read timeout
  * and a single retry after a fast connection failure all share it. Thread-safe.
  */
-public final class RedisLockBackend implements LockBackend {
+public final class RedisLockBackend implements LockBackend<Void> {
 
     private static final Logger LOG = LoggerFactory.getLogger(RedisLockBackend.class);
 
@@ -154,7 +156,7 @@ public final class RedisLockBackend implements LockBackend {
      * @throws IllegalArgumentException if the lease is longer than {@link #maximumLeaseTime()}
      */
     @Override
-    public AcquireAttempt newAttempt(AcquireRequest request) {
+    public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
         checkLease(request.leaseTime());
         return new RedisAttempt(this, request);
     }
@@ -168,7 +170,7 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     /** One run of the acquire script; see {@link Script#ACQUIRE}. */
-    AttemptResult acquire(AcquireRequest request) {
+    AttemptResult<Void> acquire(AcquireRequest request) {
         String name = request.name();
         Object reply = connections.eval(Script.ACQUIRE, List.of(keys.lock(name), keys.fence(), keys.epoch()),
                 List.of(request.ownerId(), Long.toString(LeaseTimes.ceilMillis(request.leaseTime())), lockDelayMillis), "acquire",
@@ -177,7 +179,7 @@ public final class RedisLockBackend implements LockBackend {
             if (code == 1L && list.size() == 2) {
                 long token = parseToken(list.get(1));
                 if (token > 0) {
-                    return AttemptResult.granted(token, Keys.value(request.ownerId(), token));
+                    return AttemptResult.granted(token, null); // the key's value is derived: ownerId:token
                 }
             } else if (code == 0L && list.size() == 2 && list.get(1) instanceof Long pttl) {
                 return pttl > 0 ? AttemptResult.busy(Duration.ofMillis(pttl)) : AttemptResult.busy();
@@ -238,39 +240,54 @@ public final class RedisLockBackend implements LockBackend {
     }
 
     /**
-     * Renews leases, many per script call.
+     * Renews leases, many per script call. A script call that fails makes its own leases'
+     * outcomes unknown; the leases of the calls that answered keep their answers.
      *
-     * @param locks the leases
-     * @return per lease, whether its owner still held it and it was renewed
-     * @throws LockBackendException if the outcome is unknown
+     * @param grants the grants
+     * @return per grant, in order: renewed, not held, or unknown (its script call failed)
+     * @throws IllegalArgumentException if a lease is longer than {@link #maximumLeaseTime()}
      */
     @Override
-    public boolean[] renew(List<? extends HeldLock> locks) {
-        for (HeldLock lock : locks) {
-            checkLease(lock.leaseTime());
+    public List<RenewOutcome> renew(List<Grant<Void>> grants) {
+        for (Grant<Void> grant : grants) {
+            checkLease(grant.leaseTime());
         }
-        boolean[] out = new boolean[locks.size()];
-        for (int from = 0; from < locks.size(); from += RENEW_BATCH) {
-            List<? extends HeldLock> batch = locks.subList(from, Math.min(locks.size(), from + RENEW_BATCH));
-            List<String> lockKeys = new ArrayList<>(batch.size());
-            List<String> args = new ArrayList<>(batch.size() * 2);
-            for (HeldLock lock : batch) {
-                lockKeys.add(keys.lock(lock.name()));
-                args.add(expectedValue(lock));
+        List<RenewOutcome> out = new ArrayList<>(grants.size());
+        for (int from = 0; from < grants.size(); from += RENEW_BATCH) {
+            List<Grant<Void>> batch = grants.subList(from, Math.min(grants.size(), from + RENEW_BATCH));
+            try {
+                out.addAll(renewBatch(batch));
+            } catch (LockBackendException e) {
+                RenewOutcome unknown = RenewOutcome.unknown(e);
+                for (int i = 0; i < batch.size(); i++) {
+                    out.add(unknown);
+                }
             }
-            for (HeldLock lock : batch) {
-                args.add(Long.toString(LeaseTimes.ceilMillis(lock.leaseTime())));
-            }
-            String lockName = batch.size() == 1 ? batch.get(0).name() : null;
-            String operation = batch.size() == 1 ? "renewal" : "renewal of " + batch.size() + " leases";
-            Object reply = connections.eval(Script.RENEW, lockKeys, args, operation, lockName, timeoutNanos,
-                    r -> r instanceof List<?> l && l.contains(1L));
-            if (!(reply instanceof List<?> list) || list.size() != batch.size()) {
-                throw unexpected(operation, lockName, reply);
-            }
-            for (int i = 0; i < batch.size(); i++) {
-                out[from + i] = Long.valueOf(1L).equals(list.get(i));
-            }
+        }
+        return out;
+    }
+
+    /** One renewal script call; throws if its outcome is unknown. */
+    private List<RenewOutcome> renewBatch(List<Grant<Void>> batch) {
+        List<String> lockKeys = new ArrayList<>(batch.size());
+        List<String> args = new ArrayList<>(batch.size() * 2);
+        for (Grant<Void> grant : batch) {
+            lockKeys.add(keys.lock(grant.name()));
+            args.add(expectedValue(grant));
+        }
+        for (Grant<Void> grant : batch) {
+            args.add(Long.toString(LeaseTimes.ceilMillis(grant.leaseTime())));
+        }
+        String lockName = batch.size() == 1 ? batch.get(0).name() : null;
+        String operation = batch.size() == 1 ? "renewal" : "renewal of " + batch.size() + " leases";
+        Object reply = connections.eval(Script.RENEW, lockKeys, args, operation, lockName, timeoutNanos,
+                r -> r instanceof List<?> l && l.contains(1L));
+        if (!(reply instanceof List<?> list) || list.size() != batch.size()) {
+            throw unexpected(operation, lockName, reply);
+        }
+        List<RenewOutcome> out = new ArrayList<>(batch.size());
+        for (Object answer : list) {
+            out.add(Long.valueOf(1L).equals(answer) ? RenewOutcome.renewed() : RenewOutcome.notHeld());
         }
         return out;
     }
@@ -278,17 +295,17 @@ public final class RedisLockBackend implements LockBackend {
     /**
      * Releases a lease if its owner still holds it, and notifies waiters.
      *
-     * @param lock the lease
-     * @return true if this call released it
+     * @param grant the grant
+     * @return released, or not held
      * @throws LockBackendException if the outcome is unknown
      */
     @Override
-    public boolean release(HeldLock lock) {
-        String name = lock.name();
+    public ReleaseOutcome release(Grant<Void> grant) {
+        String name = grant.name();
         Object reply = connections.eval(Script.RELEASE, List.of(keys.lock(name)),
-                List.of(expectedValue(lock), keys.released(name)), "release", name, timeoutNanos);
+                List.of(expectedValue(grant), keys.released(name)), "release", name, timeoutNanos);
         if (reply instanceof Long n) {
-            return n == 1L;
+            return n == 1L ? ReleaseOutcome.RELEASED : ReleaseOutcome.NOT_HELD;
         }
         throw unexpected("release", name, reply);
     }
@@ -324,8 +341,9 @@ public final class RedisLockBackend implements LockBackend {
         throw unexpected("holder query", name, reply);
     }
 
-    private static String expectedValue(HeldLock lock) {
-        return lock.backendState() instanceof String value ? value : Keys.value(lock.ownerId(), lock.fencingToken());
+    /** The value a grant's key holds while its owner holds it. */
+    private static String expectedValue(Grant<Void> grant) {
+        return Keys.value(grant.ownerId(), grant.fencingToken());
     }
 
     private static long parseToken(Object raw) {

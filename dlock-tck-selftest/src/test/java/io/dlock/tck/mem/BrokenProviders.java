@@ -7,9 +7,11 @@ import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
 import io.dlock.spi.BackendContext;
-import io.dlock.spi.HeldLock;
+import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
+import io.dlock.spi.ReleaseOutcome;
+import io.dlock.spi.RenewOutcome;
 import io.dlock.tck.Rule;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -39,19 +41,19 @@ public final class BrokenProviders implements LockProvider {
      * before or after an expiry), and how it breaks the backend.
      */
     public record Mutant(String scheme, String bug, Set<Rule> caughtBy, Set<Rule> mayAlsoFail,
-                         Function<Ctx, LockBackend> make) { }
+                         Function<Ctx, LockBackend<?>> make) { }
 
     /** What a mutant is built from: the reference backend and the client's context. */
     public record Ctx(MemLockProvider.MemBackend real, BackendContext context) { }
 
     private static final Map<String, Mutant> MUTANTS = new LinkedHashMap<>();
 
-    private static void add(String bug, String description, Set<Rule> caughtBy, Function<Ctx, LockBackend> make) {
+    private static void add(String bug, String description, Set<Rule> caughtBy, Function<Ctx, LockBackend<?>> make) {
         add(bug, description, caughtBy, Set.of(), make);
     }
 
     private static void add(String bug, String description, Set<Rule> caughtBy, Set<Rule> mayAlsoFail,
-                            Function<Ctx, LockBackend> make) {
+                            Function<Ctx, LockBackend<?>> make) {
         String scheme = "broken-" + bug;
         MUTANTS.put(scheme, new Mutant(scheme, description, caughtBy, mayAlsoFail, make));
     }
@@ -79,7 +81,7 @@ public final class BrokenProviders implements LockProvider {
     }
 
     @Override
-    public LockBackend open(BackendContext context) {
+    public LockBackend<?> open(BackendContext context) {
         Mutant m = MUTANTS.get(context.uri().scheme().toLowerCase(Locale.ROOT));
         MemLockProvider.MemBackend real = (MemLockProvider.MemBackend) new MemLockProvider().open(context);
         return m.make().apply(new Ctx(real, context));
@@ -87,8 +89,11 @@ public final class BrokenProviders implements LockProvider {
 
     // ------------------------------------------------------------------ plumbing
 
-    /** Forwards to the reference backend; a mutant overrides one thing. */
-    static class Forwarding implements LockBackend {
+    /**
+     * Forwards to the reference backend; a mutant overrides one thing. The reference keeps no
+     * per-grant state, and neither does any mutant ({@code Void}).
+     */
+    static class Forwarding implements LockBackend<Void> {
         final MemLockProvider.MemBackend real;
 
         Forwarding(MemLockProvider.MemBackend real) {
@@ -111,17 +116,17 @@ public final class BrokenProviders implements LockProvider {
         }
 
         @Override
-        public AcquireAttempt newAttempt(AcquireRequest request) {
+        public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
             return real.newAttempt(request);
         }
 
         @Override
-        public boolean[] renew(List<? extends HeldLock> locks) {
+        public List<RenewOutcome> renew(List<Grant<Void>> locks) {
             return real.renew(locks);
         }
 
         @Override
-        public boolean release(HeldLock lock) {
+        public ReleaseOutcome release(Grant<Void> lock) {
             return real.release(lock);
         }
 
@@ -146,15 +151,15 @@ public final class BrokenProviders implements LockProvider {
     }
 
     /** Forwards an attempt; a mutant overrides one step. */
-    static class ForwardingAttempt implements AcquireAttempt {
-        final AcquireAttempt delegate;
+    static class ForwardingAttempt implements AcquireAttempt<Void> {
+        final AcquireAttempt<Void> delegate;
 
-        ForwardingAttempt(AcquireAttempt delegate) {
+        ForwardingAttempt(AcquireAttempt<Void> delegate) {
             this.delegate = delegate;
         }
 
         @Override
-        public AttemptResult tryOnce() {
+        public AttemptResult<Void> tryOnce() {
             return delegate.tryOnce();
         }
 
@@ -170,11 +175,11 @@ public final class BrokenProviders implements LockProvider {
     }
 
     /** An attempt that grants through a custom server call, with the reference's waiting and abandon. */
-    abstract static class CustomGrant implements AcquireAttempt {
+    abstract static class CustomGrant implements AcquireAttempt<Void> {
         final Forwarding backend;
         final AcquireRequest request;
-        private final AcquireAttempt reference;
-        private boolean unknown;
+        private final AcquireAttempt<Void> reference;
+        private volatile boolean unknown;
 
         CustomGrant(Forwarding backend, AcquireRequest request) {
             this.backend = backend;
@@ -186,7 +191,7 @@ public final class BrokenProviders implements LockProvider {
         abstract long grant(MemServer server, long leaseNanos);
 
         @Override
-        public AttemptResult tryOnce() {
+        public AttemptResult<Void> tryOnce() {
             unknown = true;
             long r = backend.call(request.name(), () -> grant(backend.server(), request.leaseTime().toNanos()));
             unknown = false;
@@ -216,16 +221,16 @@ public final class BrokenProviders implements LockProvider {
 
     /** How a grant mutant asks the server: returns the token, or minus the remaining nanoseconds when busy. */
     @FunctionalInterface
-    interface Grant {
+    interface GrantCall {
         long grant(MemServer server, AcquireRequest request, long leaseNanos);
     }
 
     /** A backend whose attempts grant through {@code grant}, declaring {@code extra} capabilities too. */
     static class Granting extends Forwarding {
         private final Set<Capability> extra;
-        private final Grant grant;
+        private final GrantCall grant;
 
-        Granting(Ctx c, Set<Capability> extra, Grant grant) {
+        Granting(Ctx c, Set<Capability> extra, GrantCall grant) {
             super(c.real());
             this.extra = extra;
             this.grant = grant;
@@ -239,7 +244,7 @@ public final class BrokenProviders implements LockProvider {
         }
 
         @Override
-        public AcquireAttempt newAttempt(AcquireRequest request) {
+        public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
             return new CustomGrant(this, request) {
                 @Override
                 long grant(MemServer server, long leaseNanos) {
@@ -249,7 +254,7 @@ public final class BrokenProviders implements LockProvider {
         }
     }
 
-    static Forwarding granting(Ctx c, Set<Capability> extra, Grant grant) {
+    static Forwarding granting(Ctx c, Set<Capability> extra, GrantCall grant) {
         return new Granting(c, extra, grant);
     }
 
@@ -266,7 +271,7 @@ public final class BrokenProviders implements LockProvider {
             }
 
             @Override
-            public AcquireAttempt newAttempt(AcquireRequest request) {
+            public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                 return new ForwardingAttempt(real.newAttempt(request)) {
                     @Override
                     public void awaitTurn(Duration maxWait) throws InterruptedException {
@@ -277,44 +282,57 @@ public final class BrokenProviders implements LockProvider {
         };
     }
 
-    /** A renew that extends each lease by a given time, owner-checked. */
-    static boolean[] renewFor(Forwarding b, List<? extends HeldLock> locks, Function<HeldLock, Long> leaseNanos) {
+    /** The outcome of a renewal the server answered: renewed, or not held. */
+    static RenewOutcome outcome(boolean renewed) {
+        return renewed ? RenewOutcome.renewed() : RenewOutcome.notHeld();
+    }
+
+    /** The outcome of a release the server answered: released, or not held. */
+    static ReleaseOutcome released(boolean released) {
+        return released ? ReleaseOutcome.RELEASED : ReleaseOutcome.NOT_HELD;
+    }
+
+    /** Renews each grant with a server call answering whether it was renewed, all in one request. */
+    static List<RenewOutcome> renewEach(Forwarding b, List<Grant<Void>> locks,
+                                        java.util.function.BiPredicate<MemServer, Grant<Void>> renew) {
         return b.call(null, () -> {
-            boolean[] out = new boolean[locks.size()];
-            for (int i = 0; i < out.length; i++) {
-                HeldLock l = locks.get(i);
-                out[i] = b.server().renew(l.name(), l.ownerId(), l.fencingToken(), leaseNanos.apply(l));
+            List<RenewOutcome> out = new ArrayList<>(locks.size());
+            for (Grant<Void> l : locks) {
+                out.add(outcome(renew.test(b.server(), l)));
             }
             return out;
         });
     }
 
-    /** A held lock with another name or token, as a mutant maps it for the server. */
-    record Mapped(String name, String ownerId, long fencingToken, Duration leaseTime, Object backendState)
-            implements HeldLock {
-        static Mapped of(HeldLock l, String name, long token) {
-            return new Mapped(name, l.ownerId(), token, l.leaseTime(), l.backendState());
-        }
+    /** A renew that extends each lease by a given time, owner-checked. */
+    static List<RenewOutcome> renewFor(Forwarding b, List<Grant<Void>> locks, Function<Grant<Void>, Long> leaseNanos) {
+        return renewEach(b, locks, (server, l) -> server.renew(l.name(), l.ownerId(), l.fencingToken(),
+                leaseNanos.apply(l)));
+    }
+
+    /** A grant with another name, owner id or token, as a mutant maps it for the server. */
+    static Grant<Void> mapped(Grant<Void> l, String name, String ownerId, long token) {
+        return new Grant<>(name, ownerId, token, l.leaseTime(), null);
     }
 
     /** A backend that renames every lock before it reaches the server. */
-    static LockBackend renaming(Ctx c, Function<String, String> rename) {
+    static LockBackend<Void> renaming(Ctx c, Function<String, String> rename) {
         return new Forwarding(c.real()) {
             @Override
-            public AcquireAttempt newAttempt(AcquireRequest r) {
+            public AcquireAttempt<Void> newAttempt(AcquireRequest r) {
                 return real.newAttempt(new AcquireRequest(rename.apply(r.name()), r.ownerId(), r.leaseTime()));
             }
 
             @Override
-            public boolean[] renew(List<? extends HeldLock> locks) {
-                List<HeldLock> mapped = new ArrayList<>();
-                locks.forEach(l -> mapped.add(Mapped.of(l, rename.apply(l.name()), l.fencingToken())));
+            public List<RenewOutcome> renew(List<Grant<Void>> locks) {
+                List<Grant<Void>> mapped = new ArrayList<>();
+                locks.forEach(l -> mapped.add(mapped(l, rename.apply(l.name()), l.ownerId(), l.fencingToken())));
                 return real.renew(mapped);
             }
 
             @Override
-            public boolean release(HeldLock l) {
-                return real.release(Mapped.of(l, rename.apply(l.name()), l.fencingToken()));
+            public ReleaseOutcome release(Grant<Void> l) {
+                return real.release(mapped(l, rename.apply(l.name()), l.ownerId(), l.fencingToken()));
             }
 
             @Override
@@ -332,42 +350,47 @@ public final class BrokenProviders implements LockProvider {
     }
 
     /**
-     * A backend that hands out other tokens than the server's, keeping the server's in the
-     * backend state so that renew and release still reach the right grant.
+     * A backend that hands out other tokens than the server's, remembering the server's by owner
+     * id (unique per grant) so that renew and release still reach the right grant.
      */
-    static LockBackend tokensMapped(Ctx c, TokenMap map) {
+    static LockBackend<Void> tokensMapped(Ctx c, TokenMap map) {
+        Map<String, Long> serverTokens = new ConcurrentHashMap<>();
         return new Forwarding(c.real()) {
             @Override
-            public AcquireAttempt newAttempt(AcquireRequest request) {
+            public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                 return new ForwardingAttempt(real.newAttempt(request)) {
                     @Override
-                    public AttemptResult tryOnce() {
-                        AttemptResult r = super.tryOnce();
-                        return r.granted() ? AttemptResult.granted(map.map(server(), r.fencingToken()), r.fencingToken()) : r;
+                    public AttemptResult<Void> tryOnce() {
+                        AttemptResult<Void> r = super.tryOnce();
+                        if (r instanceof AttemptResult.Granted<Void> g) {
+                            serverTokens.put(request.ownerId(), g.fencingToken());
+                            return AttemptResult.granted(map.map(server(), g.fencingToken()), null);
+                        }
+                        return r;
                     }
                 };
             }
 
+            /** The server's token of a grant (one this backend never made keeps its own). */
+            private long serverToken(Grant<Void> l) {
+                return serverTokens.getOrDefault(l.ownerId(), l.fencingToken());
+            }
+
             @Override
-            public boolean[] renew(List<? extends HeldLock> locks) {
-                List<HeldLock> mapped = new ArrayList<>();
-                locks.forEach(l -> mapped.add(Mapped.of(l, l.name(), serverToken(l))));
+            public List<RenewOutcome> renew(List<Grant<Void>> locks) {
+                List<Grant<Void>> mapped = new ArrayList<>();
+                locks.forEach(l -> mapped.add(mapped(l, l.name(), l.ownerId(), serverToken(l))));
                 return real.renew(mapped);
             }
 
             @Override
-            public boolean release(HeldLock lock) {
-                return real.release(Mapped.of(lock, lock.name(), serverToken(lock)));
+            public ReleaseOutcome release(Grant<Void> lock) {
+                return real.release(mapped(lock, lock.name(), lock.ownerId(), serverToken(lock)));
             }
         };
     }
 
-    /** The server's token a token mutant kept in the backend state (a lease it never granted has none). */
-    private static long serverToken(HeldLock l) {
-        return l.backendState() instanceof Long t ? t : l.fencingToken();
-    }
-
-    private static long nanos(HeldLock l) {
+    private static long nanos(Grant<Void> l) {
         return l.leaseTime().toNanos();
     }
 
@@ -378,24 +401,24 @@ public final class BrokenProviders implements LockProvider {
         add("release", "release deletes the lock without checking the owner", rules(Rule.S3, Rule.B3, Rule.E2),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public boolean release(HeldLock lock) {
-                        return call(lock.name(), () -> server().forceRelease(lock.name()));
+                    public ReleaseOutcome release(Grant<Void> lock) {
+                        return released(call(lock.name(), () -> server().forceRelease(lock.name())));
                     }
                 });
         add("release-not-sent", "release answers true without sending anything: the lock ends by expiry",
                 rules(Rule.L1, Rule.L2, Rule.L7, Rule.L8, Rule.V2, Rule.B2, Rule.B3), rules(Rule.E3, Rule.E4),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public boolean release(HeldLock lock) {
-                        return true;
+                    public ReleaseOutcome release(Grant<Void> lock) {
+                        return ReleaseOutcome.RELEASED;
                     }
                 });
         add("release-always-true", "release answers true even when the owner no longer held the lock", rules(Rule.B3),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public boolean release(HeldLock lock) {
+                    public ReleaseOutcome release(Grant<Void> lock) {
                         real.release(lock);
-                        return true;
+                        return ReleaseOutcome.RELEASED;
                     }
                 });
 
@@ -414,8 +437,8 @@ public final class BrokenProviders implements LockProvider {
                 rules(Rule.S7, Rule.S11, Rule.L6, Rule.B2, Rule.E2),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public boolean[] renew(List<? extends HeldLock> locks) {
-                        List<HeldLock> copy = new ArrayList<>(locks);
+                    public List<RenewOutcome> renew(List<Grant<Void>> locks) {
+                        List<Grant<Void>> copy = new ArrayList<>(locks);
                         Thread sender = new Thread(() -> {
                             try {
                                 real.renew(copy);
@@ -425,47 +448,30 @@ public final class BrokenProviders implements LockProvider {
                         }, "dlock-tck-broken-renew");
                         sender.setDaemon(true);
                         sender.start();
-                        boolean[] all = new boolean[locks.size()];
-                        Arrays.fill(all, true);
-                        return all;
+                        return Collections.nCopies(locks.size(), RenewOutcome.renewed());
                     }
                 });
         add("renew-any-owner", "renew extends the lock whoever holds it, without the owner check", rules(Rule.B2),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public boolean[] renew(List<? extends HeldLock> locks) {
-                        return call(null, () -> {
-                            boolean[] out = new boolean[locks.size()];
-                            for (int i = 0; i < out.length; i++) {
-                                out[i] = server().renewWhoeverHolds(locks.get(i).name(), nanos(locks.get(i)));
-                            }
-                            return out;
-                        });
+                    public List<RenewOutcome> renew(List<Grant<Void>> locks) {
+                        return renewEach(this, locks, (server, l) -> server.renewWhoeverHolds(l.name(), nanos(l)));
                     }
                 });
         add("renew-recreates", "renew re-creates a lock the server no longer has", rules(Rule.S11, Rule.B2),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public boolean[] renew(List<? extends HeldLock> locks) {
-                        return call(null, () -> {
-                            boolean[] out = new boolean[locks.size()];
-                            for (int i = 0; i < out.length; i++) {
-                                HeldLock l = locks.get(i);
-                                out[i] = server().renewOrRecreate(l.name(), l.ownerId(), l.fencingToken(), nanos(l));
-                            }
-                            return out;
-                        });
+                    public List<RenewOutcome> renew(List<Grant<Void>> locks) {
+                        return renewEach(this, locks, (server, l) -> server.renewOrRecreate(l.name(), l.ownerId(),
+                                l.fencingToken(), nanos(l)));
                     }
                 });
         add("renew-reversed", "a batched renew answers in reverse order", rules(Rule.B2),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public boolean[] renew(List<? extends HeldLock> locks) {
-                        boolean[] r = real.renew(locks);
-                        boolean[] out = new boolean[r.length];
-                        for (int i = 0; i < r.length; i++) {
-                            out[i] = r[r.length - 1 - i];
-                        }
+                    public List<RenewOutcome> renew(List<Grant<Void>> locks) {
+                        List<RenewOutcome> out = new ArrayList<>(real.renew(locks));
+                        Collections.reverse(out);
                         return out;
                     }
                 });
@@ -473,39 +479,52 @@ public final class BrokenProviders implements LockProvider {
                 rules(Rule.S11, Rule.L3, Rule.B2),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public boolean[] renew(List<? extends HeldLock> locks) {
-                        boolean[] out = new boolean[locks.size()];
+                    public List<RenewOutcome> renew(List<Grant<Void>> locks) {
                         if (!locks.isEmpty()) {
                             real.renew(locks.subList(0, 1));
                         }
-                        Arrays.fill(out, true);
-                        return out;
+                        return Collections.nCopies(locks.size(), RenewOutcome.renewed());
                     }
                 });
         add("renew-throws-stale", "renew throws instead of answering false for a lease not held", rules(Rule.B2),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public boolean[] renew(List<? extends HeldLock> locks) {
-                        boolean[] r = real.renew(locks);
-                        for (boolean b : r) {
-                            if (!b) {
+                    public List<RenewOutcome> renew(List<Grant<Void>> locks) {
+                        List<RenewOutcome> r = real.renew(locks);
+                        for (RenewOutcome o : r) {
+                            if (o instanceof RenewOutcome.NotHeld) {
                                 throw new LockBackendException("renew: not held", locks.get(0).name(), null);
                             }
                         }
                         return r;
                     }
                 });
+        add("renew-unknown-stale", "renew answers unknown instead of not-held for a lease this owner no longer holds",
+                rules(Rule.B2),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public List<RenewOutcome> renew(List<Grant<Void>> locks) {
+                        List<RenewOutcome> out = new ArrayList<>(real.renew(locks));
+                        for (int i = 0; i < out.size(); i++) {
+                            if (out.get(i) instanceof RenewOutcome.NotHeld) {
+                                out.set(i, RenewOutcome.unknown(new LockBackendException("renew: no answer",
+                                        locks.get(i).name(), null)));
+                            }
+                        }
+                        return out;
+                    }
+                });
         add("renew-short", "renew extends the server's lease by half the lease time", rules(Rule.S7, Rule.E2),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public boolean[] renew(List<? extends HeldLock> locks) {
+                    public List<RenewOutcome> renew(List<Grant<Void>> locks) {
                         return renewFor(this, locks, l -> nanos(l) / 2);
                     }
                 });
         add("renew-long", "renew extends the server's lease by three lease times", rules(Rule.L2),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public boolean[] renew(List<? extends HeldLock> locks) {
+                    public List<RenewOutcome> renew(List<Grant<Void>> locks) {
                         return renewFor(this, locks, l -> nanos(l) * 3);
                     }
                 });
@@ -520,7 +539,7 @@ public final class BrokenProviders implements LockProvider {
                 c -> new Granting(c, Set.of(), (server, r, lease) -> server.tryAcquire(r.name(), r.ownerId(),
                         Duration.ofDays(1).toNanos())) {
                     @Override
-                    public boolean[] renew(List<? extends HeldLock> locks) {
+                    public List<RenewOutcome> renew(List<Grant<Void>> locks) {
                         return renewFor(this, locks, l -> Duration.ofDays(1).toNanos());
                     }
                 });
@@ -548,7 +567,7 @@ public final class BrokenProviders implements LockProvider {
                 + "expiry time the holder wrote from its wall clock", rules(Rule.S10),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                    public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                         return new CustomGrant(this, request) {
                             @Override
                             long grant(MemServer server, long leaseNanos) {
@@ -567,10 +586,10 @@ public final class BrokenProviders implements LockProvider {
                     }
 
                     @Override
-                    public boolean[] renew(List<? extends HeldLock> locks) {
-                        boolean[] r = real.renew(locks);
-                        for (int i = 0; i < r.length; i++) {
-                            if (r[i]) {
+                    public List<RenewOutcome> renew(List<Grant<Void>> locks) {
+                        List<RenewOutcome> r = real.renew(locks);
+                        for (int i = 0; i < r.size(); i++) {
+                            if (r.get(i) instanceof RenewOutcome.Renewed) {
                                 WALL_EXPIRY.put(locks.get(i).name(), c.context().clock().millis() + locks.get(i).leaseTime().toMillis());
                             }
                         }
@@ -597,7 +616,7 @@ public final class BrokenProviders implements LockProvider {
                     Set<String> mine = ConcurrentHashMap.newKeySet();
                     return new Forwarding(c.real()) {
                         @Override
-                        public AcquireAttempt newAttempt(AcquireRequest request) {
+                        public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                             return new CustomGrant(this, request) {
                                 @Override
                                 long grant(MemServer server, long leaseNanos) {
@@ -619,7 +638,7 @@ public final class BrokenProviders implements LockProvider {
                 + "the next tryOnce without its earlier start", rules(Rule.S7), rules(Rule.L1),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                    public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                         return new CustomGrant(this, request) {
                             private long pending;
 
@@ -655,7 +674,7 @@ public final class BrokenProviders implements LockProvider {
                 rules(Rule.S4),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                    public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                         return new ForwardingAttempt(real.newAttempt(request)) {
                             @Override
                             public void abandon() {
@@ -666,7 +685,7 @@ public final class BrokenProviders implements LockProvider {
         add("abandon-unconditional", "abandon() deletes the lock whoever holds it", rules(Rule.S3, Rule.S4, Rule.S5, Rule.V2, Rule.B2, Rule.B3), rules(Rule.S7, Rule.S10, Rule.L3, Rule.L4, Rule.N1),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                    public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                         return new ForwardingAttempt(real.newAttempt(request)) {
                             @Override
                             public void abandon() {
@@ -706,19 +725,19 @@ public final class BrokenProviders implements LockProvider {
                     keepAlive.setDaemon(true);
                     keepAlive.start();
                     return new Forwarding(c.real()) {
-                        private HeldLock onSession(HeldLock l) {
-                            return new Mapped(l.name(), session + l.ownerId(), l.fencingToken(), l.leaseTime(), l.backendState());
+                        private Grant<Void> onSession(Grant<Void> l) {
+                            return mapped(l, l.name(), session + l.ownerId(), l.fencingToken());
                         }
 
                         @Override
-                        public AcquireAttempt newAttempt(AcquireRequest request) {
+                        public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                             AcquireRequest onSession = new AcquireRequest(request.name(), session + request.ownerId(),
                                     request.leaseTime());
                             return new ForwardingAttempt(real.newAttempt(onSession)) {
                                 @Override
-                                public AttemptResult tryOnce() {
-                                    AttemptResult r = super.tryOnce();
-                                    if (r.granted()) {
+                                public AttemptResult<Void> tryOnce() {
+                                    AttemptResult<Void> r = super.tryOnce();
+                                    if (r instanceof AttemptResult.Granted) {
                                         heard.add(onSession.ownerId());
                                     }
                                     return r;
@@ -731,14 +750,14 @@ public final class BrokenProviders implements LockProvider {
                         }
 
                         @Override
-                        public boolean[] renew(List<? extends HeldLock> locks) {
-                            List<HeldLock> mapped = new ArrayList<>();
+                        public List<RenewOutcome> renew(List<Grant<Void>> locks) {
+                            List<Grant<Void>> mapped = new ArrayList<>();
                             locks.forEach(l -> mapped.add(onSession(l)));
                             return real.renew(mapped);
                         }
 
                         @Override
-                        public boolean release(HeldLock l) {
+                        public ReleaseOutcome release(Grant<Void> l) {
                             return real.release(onSession(l));
                         }
 
@@ -761,7 +780,7 @@ public final class BrokenProviders implements LockProvider {
         add("wait", "a waiter ignores the wait it was given and waits up to 5 s for a release", rules(Rule.L4),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                    public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                         return new ForwardingAttempt(real.newAttempt(request)) {
                             @Override
                             public void awaitTurn(Duration maxWait) throws InterruptedException {
@@ -773,7 +792,7 @@ public final class BrokenProviders implements LockProvider {
         add("wait-swallows-interrupt", "awaitTurn catches the interrupt and returns as if woken", rules(Rule.S4),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                    public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                         return new ForwardingAttempt(real.newAttempt(request)) {
                             @Override
                             public void awaitTurn(Duration maxWait) {
@@ -790,7 +809,7 @@ public final class BrokenProviders implements LockProvider {
                 + "asynchronous client would", rules(Rule.L10),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                    public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                         return new ForwardingAttempt(real.newAttempt(request)) {
                             @Override
                             public void awaitTurn(Duration maxWait) throws InterruptedException {
@@ -821,8 +840,8 @@ public final class BrokenProviders implements LockProvider {
                 c -> new Granting(c, Set.of(Capability.FAIR), (server, r, lease) -> server.tryAcquire(r.name(),
                         r.ownerId(), lease)) {
                     @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
-                        AcquireAttempt grants = super.newAttempt(request);
+                    public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
+                        AcquireAttempt<Void> grants = super.newAttempt(request);
                         long arrived = System.nanoTime();
                         return new ForwardingAttempt(grants) {
                             @Override
@@ -888,10 +907,10 @@ public final class BrokenProviders implements LockProvider {
                 rules(Rule.V3), rules(Rule.S4, Rule.S7, Rule.N1, Rule.N2),
                 c -> new Forwarding(c.real()) {
                     @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                    public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                         return new ForwardingAttempt(real.newAttempt(request)) {
                             @Override
-                            public AttemptResult tryOnce() {
+                            public AttemptResult<Void> tryOnce() {
                                 try {
                                     return super.tryOnce();
                                 } catch (LockBackendException e) {

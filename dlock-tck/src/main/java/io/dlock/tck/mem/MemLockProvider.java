@@ -7,9 +7,12 @@ import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.BackendUri;
-import io.dlock.spi.HeldLock;
+import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
+import io.dlock.spi.ReleaseOutcome;
+import io.dlock.spi.RenewOutcome;
+import java.util.ArrayList;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
@@ -41,15 +44,18 @@ public final class MemLockProvider implements LockProvider {
     }
 
     @Override
-    public LockBackend open(BackendContext context) {
+    public LockBackend<Void> open(BackendContext context) {
         BackendUri uri = context.uri();
         String server = uri.hosts().isEmpty() ? "default" : uri.hosts().get(0).host();
         String linkId = uri.param("link").orElse(UUID.randomUUID().toString());
         return new MemBackend(MemServer.named(server), linkId, context.operationTimeout());
     }
 
-    /** The backend: every request crosses the client's {@link MemLink}. */
-    static class MemBackend implements LockBackend {
+    /**
+     * The backend: every request crosses the client's {@link MemLink}. The server keys a grant by
+     * name, owner id and token, so it needs no state of its own ({@code Void}).
+     */
+    static class MemBackend implements LockBackend<Void> {
         final MemServer server;
         final MemLink link;
         private final String linkId;
@@ -73,13 +79,13 @@ public final class MemLockProvider implements LockProvider {
         }
 
         @Override
-        public AcquireAttempt newAttempt(AcquireRequest request) {
+        public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
             long leaseNanos = request.leaseTime().toNanos();
-            return new AcquireAttempt() {
-                private boolean unknown;
+            return new AcquireAttempt<Void>() {
+                private volatile boolean unknown;
 
                 @Override
-                public AttemptResult tryOnce() {
+                public AttemptResult<Void> tryOnce() {
                     unknown = true;
                     long r = link.call(request.name(), () -> server.tryAcquire(request.name(), request.ownerId(), leaseNanos));
                     unknown = false;
@@ -115,20 +121,21 @@ public final class MemLockProvider implements LockProvider {
         }
 
         @Override
-        public boolean[] renew(List<? extends HeldLock> locks) {
+        public List<RenewOutcome> renew(List<Grant<Void>> grants) {
             return link.call(null, () -> {
-                boolean[] out = new boolean[locks.size()];
-                for (int i = 0; i < out.length; i++) {
-                    HeldLock l = locks.get(i);
-                    out[i] = server.renew(l.name(), l.ownerId(), l.fencingToken(), l.leaseTime().toNanos());
+                List<RenewOutcome> out = new ArrayList<>(grants.size());
+                for (Grant<Void> g : grants) {
+                    out.add(server.renew(g.name(), g.ownerId(), g.fencingToken(), g.leaseTime().toNanos())
+                            ? RenewOutcome.renewed() : RenewOutcome.notHeld());
                 }
                 return out;
             });
         }
 
         @Override
-        public boolean release(HeldLock lock) {
-            return link.call(lock.name(), () -> server.release(lock.name(), lock.ownerId(), lock.fencingToken()));
+        public ReleaseOutcome release(Grant<Void> grant) {
+            return link.call(grant.name(), () -> server.release(grant.name(), grant.ownerId(), grant.fencingToken()))
+                    ? ReleaseOutcome.RELEASED : ReleaseOutcome.NOT_HELD;
         }
 
         @Override

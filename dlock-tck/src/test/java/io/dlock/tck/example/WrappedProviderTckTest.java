@@ -5,9 +5,11 @@ import io.dlock.LockHolder;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.BackendContext;
-import io.dlock.spi.HeldLock;
+import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
+import io.dlock.spi.ReleaseOutcome;
+import io.dlock.spi.RenewOutcome;
 import io.dlock.tck.LockProviderTck;
 import io.dlock.tck.TckFixture;
 import io.dlock.tck.mem.MemFixture;
@@ -43,9 +45,13 @@ class WrappedProviderTckTest extends LockProviderTck {
         }
 
         @Override
-        public LockBackend open(BackendContext context) {
-            LockBackend real = new MemLockProvider().open(context);
-            return new LockBackend() {
+        public LockBackend<?> open(BackendContext context) {
+            return counting(new MemLockProvider().open(context));
+        }
+
+        /** Wraps any backend, keeping its state type: a decorator needs no cast. */
+        private static <S> LockBackend<S> counting(LockBackend<S> real) {
+            return new LockBackend<S>() {
                 @Override
                 public Set<Capability> capabilities() {
                     return real.capabilities();
@@ -62,21 +68,21 @@ class WrappedProviderTckTest extends LockProviderTck {
                 }
 
                 @Override
-                public AcquireAttempt newAttempt(AcquireRequest request) {
+                public AcquireAttempt<S> newAttempt(AcquireRequest request) {
                     CALLS.incrementAndGet();
                     return real.newAttempt(request);
                 }
 
                 @Override
-                public boolean[] renew(List<? extends HeldLock> locks) {
+                public List<RenewOutcome> renew(List<Grant<S>> grants) {
                     CALLS.incrementAndGet();
-                    return real.renew(locks);
+                    return real.renew(grants);
                 }
 
                 @Override
-                public boolean release(HeldLock lock) {
+                public ReleaseOutcome release(Grant<S> grant) {
                     CALLS.incrementAndGet();
-                    return real.release(lock);
+                    return real.release(grant);
                 }
 
                 @Override

@@ -12,7 +12,7 @@ import io.dlock.Lease;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
-import io.dlock.spi.HeldLock;
+import io.dlock.spi.Grant;
 import io.dlock.tck.FreezableClient;
 import io.dlock.tck.NetworkFault;
 import io.dlock.tck.TestTiming;
@@ -47,9 +47,6 @@ class MemLinkTest {
     private MemLockProvider.MemBackend backend;
     private MemLink link;
 
-    private record Held(String name, String ownerId, long fencingToken, Duration leaseTime, Object backendState)
-            implements HeldLock { }
-
     @BeforeEach
     void open() {
         server = MemServer.named(serverName);
@@ -64,8 +61,8 @@ class MemLinkTest {
         MemServer.drop(serverName);
     }
 
-    private AttemptResult tryOnce(String name, String owner, Duration lease) {
-        AcquireAttempt a = backend.newAttempt(new AcquireRequest(name, owner, lease));
+    private AttemptResult<Void> tryOnce(String name, String owner, Duration lease) {
+        AcquireAttempt<Void> a = backend.newAttempt(new AcquireRequest(name, owner, lease));
         return a.tryOnce();
     }
 
@@ -114,7 +111,7 @@ class MemLinkTest {
         Optional<LockHolder> holder = server.holder("a");
         assertTrue(holder.isPresent(), "the grant took effect on the server");
         assertEquals("owner-a", holder.get().ownerId());
-        Held held = new Held("a", "owner-a", holder.get().fencingToken(), Duration.ofSeconds(60), null);
+        Grant<Void> held = new Grant<>("a", "owner-a", holder.get().fencingToken(), Duration.ofSeconds(60), null);
 
         assertTimedOut(() -> backend.renew(List.of(held)), "a renewal under DROP_ANSWERS");
         // only the renewal, with its 60 s lease, explains more than the 2 s the grant had
@@ -125,7 +122,7 @@ class MemLinkTest {
         assertFalse(server.holder("a").isPresent(), "the release took effect on the server");
 
         link.heal();
-        assertTrue(tryOnce("a", "owner-b", Duration.ofSeconds(2)).granted(), "after heal, answers come back");
+        assertTrue(tryOnce("a", "owner-b", Duration.ofSeconds(2)) instanceof AttemptResult.Granted, "after heal, answers come back");
     }
 
     @Test
@@ -160,7 +157,7 @@ class MemLinkTest {
     @Test
     void aCallerWaitingForALostAnswerFailsAtOnceOnHeal() throws Exception {
         link.inject(NetworkFault.DROP_ANSWERS);
-        CompletableFuture<AttemptResult> f = async(() -> tryOnce("h", "owner-a", Duration.ofSeconds(5)));
+        CompletableFuture<AttemptResult<Void>> f = async(() -> tryOnce("h", "owner-a", Duration.ofSeconds(5)));
         TestTiming.await("the request reached the server", Duration.ofSeconds(5), () -> server.holder("h").isPresent());
         long start = System.nanoTime();
         link.heal();
@@ -175,13 +172,13 @@ class MemLinkTest {
             link.inject(kind);
             assertTimedOut(() -> tryOnce(name, "owner-a", Duration.ofSeconds(5)), "an acquire under " + kind);
             assertFalse(server.holder(name).isPresent(), kind + ": the request was not applied");
-            CompletableFuture<AttemptResult> waiting = async(() -> tryOnce(name, "owner-a", Duration.ofSeconds(5)));
+            CompletableFuture<AttemptResult<Void>> waiting = async(() -> tryOnce(name, "owner-a", Duration.ofSeconds(5)));
             TestTiming.await("a caller waits", Duration.ofSeconds(5), () -> link.underWay() == 1);
             link.heal();
             assertReset(failureOf(waiting, PROMPTLY), kind + ": a caller waiting on heal");
             TestTiming.sleep(200); // nothing is delivered late
             assertFalse(server.holder(name).isPresent(), kind + ": a lost request was delivered after heal");
-            assertTrue(tryOnce(name, "owner-b", Duration.ofSeconds(5)).granted(), kind + ": after heal the link works");
+            assertTrue(tryOnce(name, "owner-b", Duration.ofSeconds(5)) instanceof AttemptResult.Granted, kind + ": after heal the link works");
         }
     }
 
@@ -195,7 +192,7 @@ class MemLinkTest {
         assertReset(failureOf(inFlight, PROMPTLY), "a call in flight when the connection is reset");
         assertTrue(System.nanoTime() - start < PROMPTLY.toNanos());
         assertEquals(0, link.underWay());
-        assertTrue(tryOnce("r", "owner-a", Duration.ofSeconds(5)).granted(), "a new call after RESET works");
+        assertTrue(tryOnce("r", "owner-a", Duration.ofSeconds(5)) instanceof AttemptResult.Granted, "a new call after RESET works");
     }
 
     @Test
@@ -203,7 +200,7 @@ class MemLinkTest {
         link.latencySeed(1);
         link.inject(NetworkFault.LATENCY);
         long start = System.nanoTime();
-        assertTrue(tryOnce("l", "owner-a", Duration.ofSeconds(5)).granted());
+        assertTrue(tryOnce("l", "owner-a", Duration.ofSeconds(5)) instanceof AttemptResult.Granted);
         long took = System.nanoTime() - start;
         assertTrue(took >= 2 * NetworkFault.MIN_LATENCY.toNanos(), "a call under LATENCY took " + took / 1_000_000 + " ms");
         // two delays of at most 500 ms each, below the 1.5 s timeout, or the caller would have failed
@@ -234,7 +231,7 @@ class MemLinkTest {
     @Test
     void blackHoleFailsCallsInFlightAtOnceThenLosesNewRequests() throws Exception {
         link.inject(NetworkFault.DROP_ANSWERS);
-        CompletableFuture<AttemptResult> inFlight = async(() -> tryOnce("b", "owner-a", Duration.ofSeconds(5)));
+        CompletableFuture<AttemptResult<Void>> inFlight = async(() -> tryOnce("b", "owner-a", Duration.ofSeconds(5)));
         TestTiming.await("a caller waits", Duration.ofSeconds(5), () -> link.underWay() == 1);
         link.inject(NetworkFault.BLACK_HOLE);
         assertReset(failureOf(inFlight, PROMPTLY), "a call in flight when the black hole starts");
@@ -243,7 +240,7 @@ class MemLinkTest {
         assertFalse(link.hearsServer(), "no news from the server through a black hole");
         link.heal();
         assertTrue(link.hearsServer());
-        assertTrue(tryOnce("b2", "owner-a", Duration.ofSeconds(5)).granted(), "after heal the link works");
+        assertTrue(tryOnce("b2", "owner-a", Duration.ofSeconds(5)) instanceof AttemptResult.Granted, "after heal the link works");
     }
 
     @Test

@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * without an answer, and a grant is refused if the connection was suspended while it was being
  * decided. A first attempt whose create gets no answer fails at once, as the contract asks.
  */
-final class ZkAttempt implements AcquireAttempt {
+final class ZkAttempt implements AcquireAttempt<ZkGrant> {
 
     private static final Logger LOG = LoggerFactory.getLogger(ZkAttempt.class);
 
@@ -61,7 +61,7 @@ final class ZkAttempt implements AcquireAttempt {
     }
 
     @Override
-    public AttemptResult tryOnce() {
+    public AttemptResult<ZkGrant> tryOnce() {
         String name = request.name();
         b.ensureOpen(name);
         if (request.leaseTime().compareTo(b.sessionTimeout()) > 0) {

@@ -7,8 +7,10 @@ import io.dlock.LostReason;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.BackendContext;
-import io.dlock.spi.HeldLock;
+import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
+import io.dlock.spi.ReleaseOutcome;
+import io.dlock.spi.RenewOutcome;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -67,7 +69,7 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe. Every call returns or throws {@link LockBackendException} within the operation
  * timeout: operations run in Curator's background mode and are waited for with our own deadline.
  */
-public final class ZkBackend implements LockBackend {
+public final class ZkBackend implements LockBackend<ZkGrant> {
 
     private static final Logger LOG = LoggerFactory.getLogger(ZkBackend.class);
     /** How long the core has to tell a holder its lease was lost before the janitor deletes the node. */
@@ -339,7 +341,7 @@ public final class ZkBackend implements LockBackend {
     }
 
     @Override
-    public AcquireAttempt newAttempt(AcquireRequest request) {
+    public AcquireAttempt<ZkGrant> newAttempt(AcquireRequest request) {
         return new ZkAttempt(this, request);
     }
 
@@ -363,22 +365,23 @@ public final class ZkBackend implements LockBackend {
      * deletion the server ran before the {@code sync} is known by the time the {@code sync} is
      * answered: ZooKeeper delivers a session's watch events and answers in the order they
      * happened, on one event thread. A node that is gone, or is not the granted one (different
-     * creation zxid), or a grant from before a suspension, is reported not renewed.
+     * creation zxid), or a grant from before a suspension, is reported not held. A check that fails
+     * makes only its own grant's outcome unknown; a failed {@code sync} fails the whole batch.
      */
     @Override
-    public boolean[] renew(List<? extends HeldLock> locks) {
+    public List<RenewOutcome> renew(List<Grant<ZkGrant>> locks) {
         ensureOpen(null);
         int n = locks.size();
-        boolean[] out = new boolean[n];
+        RenewOutcome[] out = new RenewOutcome[n];
         if (n == 0) {
-            return out;
+            return List.of();
         }
         long deadline = calls.deadline();
         long currentEpoch = epoch();
         CompletableFuture<CuratorEvent> sync = calls.start(cb -> cf.sync().inBackground(cb).forPath("/"));
         List<CompletableFuture<CuratorEvent>> checks = null;
         for (int i = 0; i < n; i++) {
-            ZkGrant g = grantOf(locks.get(i));
+            ZkGrant g = locks.get(i).state();
             if (g != null && g.epoch == currentEpoch && !g.watched && !g.gone) {
                 if (checks == null) {
                     checks = new ArrayList<>(Collections.nCopies(n, null));
@@ -390,30 +393,37 @@ public final class ZkBackend implements LockBackend {
         try {
             calls.awaitOk(sync, deadline, "sync", n == 1 ? locks.get(0).name() : null);
             for (int i = 0; i < n; i++) {
-                HeldLock lock = locks.get(i);
-                ZkGrant g = grantOf(lock);
+                Grant<ZkGrant> lock = locks.get(i);
+                ZkGrant g = lock.state();
                 if (g == null || g.epoch != currentEpoch) {
                     // granted before a suspension: reported lost then, or it raced with the report
-                    context.events().leaseLost(lock, LostReason.SESSION_LOST);
-                    out[i] = false;
+                    context.events().leaseLost(lock.ownerId(), LostReason.SESSION_LOST);
+                    out[i] = RenewOutcome.notHeld();
                     continue;
                 }
                 CompletableFuture<CuratorEvent> check = checks == null ? null : checks.get(i);
                 if (check == null) {
-                    out[i] = !g.gone;
+                    out[i] = held(!g.gone);
                     continue;
                 }
-                CuratorEvent e = calls.await(check, deadline, "renewal check", lock.name());
-                checks.set(i, null);
-                KeeperException.Code code = Calls.code(e);
-                if (code == KeeperException.Code.OK) {
-                    Stat stat = e.getStat();
-                    out[i] = stat != null && stat.getCzxid() == g.czxid && !g.gone;
-                    g.watched = true;
-                } else if (code == KeeperException.Code.NONODE) {
-                    out[i] = false;
-                } else {
-                    throw Calls.failure("renewal check", lock.name(), code);
+                try {
+                    CuratorEvent e = calls.await(check, deadline, "renewal check", lock.name());
+                    checks.set(i, null);
+                    KeeperException.Code code = Calls.code(e);
+                    if (code == KeeperException.Code.OK) {
+                        Stat stat = e.getStat();
+                        out[i] = held(stat != null && stat.getCzxid() == g.czxid && !g.gone);
+                        g.watched = true;
+                    } else if (code == KeeperException.Code.NONODE) {
+                        out[i] = RenewOutcome.notHeld();
+                    } else {
+                        out[i] = RenewOutcome.unknown(Calls.failure("renewal check", lock.name(), code));
+                    }
+                } catch (LockBackendException e) {
+                    if (Thread.currentThread().isInterrupted()) {
+                        throw e; // interrupted: the whole call gives up, flag kept
+                    }
+                    out[i] = RenewOutcome.unknown(e); // this check only (forgotten below); the next is waited for
                 }
             }
         } finally {
@@ -427,25 +437,25 @@ public final class ZkBackend implements LockBackend {
         }
         synchronized (stateLock) {
             for (int i = 0; i < n; i++) {
-                ZkGrant g = grantOf(locks.get(i));
-                if (!out[i] && g != null) {
+                ZkGrant g = locks.get(i).state();
+                if (out[i] instanceof RenewOutcome.NotHeld && g != null) {
                     granted.remove(g.path); // the core will not release it
                 }
             }
         }
-        return out;
+        return List.of(out);
     }
 
-    private static ZkGrant grantOf(HeldLock lock) {
-        return lock.backendState() instanceof ZkGrant ? (ZkGrant) lock.backendState() : null;
+    private static RenewOutcome held(boolean held) {
+        return held ? RenewOutcome.renewed() : RenewOutcome.notHeld();
     }
 
     /** Deletes the grant's own node (its path holds the owner id, so it is never another grant's). */
     @Override
-    public boolean release(HeldLock lock) {
-        ZkGrant g = lock.backendState() instanceof ZkGrant ? (ZkGrant) lock.backendState() : null;
+    public ReleaseOutcome release(Grant<ZkGrant> lock) {
+        ZkGrant g = lock.state();
         if (g == null) {
-            return false;
+            return ReleaseOutcome.NOT_HELD; // not a grant this backend made
         }
         synchronized (stateLock) {
             granted.remove(g.path);
@@ -462,11 +472,11 @@ public final class ZkBackend implements LockBackend {
         }
         if (code == KeeperException.Code.OK) {
             janitor.forget(g.path);
-            return true;
+            return ReleaseOutcome.RELEASED;
         }
         if (code == KeeperException.Code.NONODE) {
             janitor.forget(g.path);
-            return false;
+            return ReleaseOutcome.NOT_HELD;
         }
         janitor.deletePath(parentOf(g.path), g.path);
         throw Calls.failure("delete", lock.name(), code);

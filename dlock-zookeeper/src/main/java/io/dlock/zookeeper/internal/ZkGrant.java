@@ -4,7 +4,7 @@ import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 
 /**
- * What the backend keeps for a granted lock ({@code HeldLock.backendState()}): the lock node, its
+ * What the backend keeps for a granted lock ({@code Grant.state()} of the typed SPI, {@code LockBackend<ZkGrant>}): the lock node, its
  * creation zxid (the fencing token) and the connection epoch the grant was made in.
  *
  * <p>It is also the watcher on its own node, set by the first renewal of the grant: a deletion of

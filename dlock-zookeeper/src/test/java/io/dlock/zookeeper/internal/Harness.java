@@ -11,7 +11,7 @@ import io.dlock.spi.AttemptResult;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.BackendUri;
-import io.dlock.spi.HeldLock;
+import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
 import io.dlock.zookeeper.ZooKeeperLockProvider;
@@ -42,14 +42,11 @@ final class Harness {
 
     private Harness() { }
 
-    /** A held lock as the core would pass it. */
-    record Held(String name, String ownerId, long fencingToken, Duration leaseTime, Object backendState)
-            implements HeldLock { }
-
     /** Records what a backend reports on its own. */
     static final class Events implements BackendEvents {
         final List<LostReason> all = new CopyOnWriteArrayList<>();
-        final List<HeldLock> one = new CopyOnWriteArrayList<>();
+        /** The owner ids of grants reported lost one by one. */
+        final List<String> one = new CopyOnWriteArrayList<>();
 
         @Override
         public void allLeasesLost(LostReason reason) {
@@ -57,8 +54,8 @@ final class Harness {
         }
 
         @Override
-        public void leaseLost(HeldLock lock, LostReason reason) {
-            one.add(lock);
+        public void leaseLost(String ownerId, LostReason reason) {
+            one.add(ownerId);
         }
     }
 
@@ -87,17 +84,18 @@ final class Harness {
     }
 
     /** Acquires through the SPI as the core would, waiting at most {@code maxWait}; null if not granted. */
-    static Held acquire(LockBackend b, String name, Duration maxWait) throws InterruptedException {
+    static Grant<ZkGrant> acquire(LockBackend<ZkGrant> b, String name, Duration maxWait) throws InterruptedException {
         String owner = newOwner();
-        AcquireAttempt attempt = b.newAttempt(new AcquireRequest(name, owner, LEASE));
+        AcquireRequest request = new AcquireRequest(name, owner, LEASE);
+        AcquireAttempt<ZkGrant> attempt = b.newAttempt(request);
         long deadline = System.nanoTime() + maxWait.toNanos();
         boolean granted = false;
         try {
             while (true) {
-                AttemptResult r = attempt.tryOnce();
-                if (r.granted()) {
+                AttemptResult<ZkGrant> r = attempt.tryOnce();
+                if (r instanceof AttemptResult.Granted<ZkGrant> g) {
                     granted = true;
-                    return new Held(name, owner, r.fencingToken(), LEASE, r.state());
+                    return Grant.of(request, g);
                 }
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {

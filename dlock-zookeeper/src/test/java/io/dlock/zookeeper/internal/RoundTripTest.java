@@ -1,5 +1,7 @@
 package io.dlock.zookeeper.internal;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import static io.dlock.zookeeper.internal.Harness.LEASE;
 import static io.dlock.zookeeper.internal.Harness.OP_TIMEOUT;
 import static io.dlock.zookeeper.internal.Harness.acquire;
@@ -16,11 +18,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.dlock.Lease;
 import io.dlock.LockBackendException;
 import io.dlock.LockClient;
+import io.dlock.spi.Grant;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.tck.TcpProxy;
 import io.dlock.zookeeper.internal.Harness.Events;
-import io.dlock.zookeeper.internal.Harness.Held;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -89,17 +91,17 @@ class RoundTripTest extends EmbeddedServerTest {
         String name = name("fresh");
         settle();
         long before = proxy.roundTrips();
-        Held held = acquire(b, name, Duration.ZERO);
+        Grant<ZkGrant> held = acquire(b, name, Duration.ZERO);
         assertNotNull(held);
         settle();
         long trips = proxy.roundTrips() - before;
         assertTrue(trips >= 2 && trips <= 3, "a first acquire on a new name took " + trips + " round trips, expected 2");
-        String path = ((ZkGrant) held.backendState()).path;
+        String path = held.state().path;
         String parent = ZkBackend.parentOf(path);
         for (String p : List.of("/rt2", "/rt2/a", "/rt2/a/b", parent)) {
             assertNotNull(raw.checkExists().forPath(p), p);
         }
-        assertTrue(b.release(held));
+        assertTrue(released(b.release(held)));
         assertNull(raw.checkExists().forPath(path));
         // every node made on the way is a container: the server removes them all once they are empty
         assertTrue(eventually(() -> {
@@ -115,15 +117,15 @@ class RoundTripTest extends EmbeddedServerTest {
     void aParentDeletedUnderAnIdleNameIsCreatedAgain() throws Exception {
         ZkBackend b = backend("prefix=rt3");
         String name = name("recreate");
-        Held held = acquire(b, name, Duration.ZERO);
-        String parent = ZkBackend.parentOf(((ZkGrant) held.backendState()).path);
-        assertTrue(b.release(held));
+        Grant<ZkGrant> held = acquire(b, name, Duration.ZERO);
+        String parent = ZkBackend.parentOf(held.state().path);
+        assertTrue(released(b.release(held)));
         raw.delete().forPath(parent); // as the server does with an empty container
         raw.delete().forPath("/rt3");
-        Held again = acquire(b, name, Duration.ZERO);
+        Grant<ZkGrant> again = acquire(b, name, Duration.ZERO);
         assertNotNull(again, "granted under re-created parents");
         assertTrue(again.fencingToken() > held.fencingToken(), "tokens still increase");
-        assertTrue(b.release(again));
+        assertTrue(released(b.release(again)));
     }
 
     @Test
@@ -132,17 +134,17 @@ class RoundTripTest extends EmbeddedServerTest {
         TcpProxy proxy = proxy();
         ZkBackend c = backend(proxy, "prefix=rt4");
         String name = name("queued");
-        Held held = acquire(a, name, Duration.ZERO);
-        AcquireAttempt waiting = c.newAttempt(new AcquireRequest(name, Harness.newOwner(), LEASE));
+        Grant<ZkGrant> held = acquire(a, name, Duration.ZERO);
+        AcquireAttempt<ZkGrant> waiting = c.newAttempt(new AcquireRequest(name, Harness.newOwner(), LEASE));
         settle();
         long before = proxy.roundTrips();
-        assertFalse(waiting.tryOnce().granted(), "the listing pipelined with the create shows the holder first");
+        assertFalse(isGranted(waiting.tryOnce()), "the listing pipelined with the create shows the holder first");
         settle();
         assertEquals(1, proxy.roundTrips() - before, "a queued create and its listing are one round trip");
-        a.release(held);
+        released(a.release(held));
         assertTrue(eventually(() -> {
             try {
-                return waiting.tryOnce().granted();
+                return isGranted(waiting.tryOnce());
             } catch (LockBackendException e) {
                 return false;
             }
@@ -153,41 +155,41 @@ class RoundTripTest extends EmbeddedServerTest {
     void aRenewalIsOneRequestHoweverManyLocksItRenews() throws Exception {
         TcpProxy proxy = proxy();
         ZkBackend b = backend(proxy, "prefix=rt5");
-        List<Held> held = new ArrayList<>();
+        List<Grant<ZkGrant>> held = new ArrayList<>();
         for (int i = 0; i < 100; i++) {
             held.add(acquire(b, name("renew"), Duration.ZERO));
         }
         boolean[] all = new boolean[held.size()];
         java.util.Arrays.fill(all, true);
-        assertArrayEquals(all, b.renew(held), "the first renewal reads each node once, with a watch");
+        assertArrayEquals(all, renewed(b.renew(held)), "the first renewal reads each node once, with a watch");
         int renewals = 20;
         settle();
         long before = proxy.roundTrips();
         for (int i = 0; i < renewals; i++) {
-            assertArrayEquals(all, b.renew(held));
+            assertArrayEquals(all, renewed(b.renew(held)));
         }
         settle();
         long trips = proxy.roundTrips() - before;
         // the slack is for a session ping
         assertTrue(trips >= renewals && trips <= renewals + 2,
                 renewals + " renewals of " + held.size() + " locks took " + trips + " round trips, expected " + renewals);
-        for (Held h : held) {
-            assertTrue(b.release(h));
+        for (Grant<ZkGrant> h : held) {
+            assertTrue(released(b.release(h)));
         }
     }
 
     @Test
     void aNodeDeletedBeforeOrAfterItsWatchIsSetIsNotRenewed() throws Exception {
         ZkBackend b = backend("prefix=rt6");
-        Held early = acquire(b, name("early"), Duration.ZERO);
-        Held late = acquire(b, name("late"), Duration.ZERO);
-        Held kept = acquire(b, name("kept"), Duration.ZERO);
-        raw.delete().forPath(((ZkGrant) early.backendState()).path); // before any renewal: no watch yet
-        assertArrayEquals(new boolean[] {false, true, true}, b.renew(List.of(early, late, kept)));
-        raw.delete().forPath(((ZkGrant) late.backendState()).path); // seen by the watch
-        assertArrayEquals(new boolean[] {false, true}, b.renew(List.of(late, kept)));
-        assertTrue(b.release(kept));
-        assertArrayEquals(new boolean[] {false}, b.renew(List.of(kept)), "a released lock is not renewed");
+        Grant<ZkGrant> early = acquire(b, name("early"), Duration.ZERO);
+        Grant<ZkGrant> late = acquire(b, name("late"), Duration.ZERO);
+        Grant<ZkGrant> kept = acquire(b, name("kept"), Duration.ZERO);
+        raw.delete().forPath(early.state().path); // before any renewal: no watch yet
+        assertArrayEquals(new boolean[] {false, true, true}, renewed(b.renew(List.of(early, late, kept))));
+        raw.delete().forPath(late.state().path); // seen by the watch
+        assertArrayEquals(new boolean[] {false, true}, renewed(b.renew(List.of(late, kept))));
+        assertTrue(released(b.release(kept)));
+        assertArrayEquals(new boolean[] {false}, renewed(b.renew(List.of(kept))), "a released lock is not renewed");
     }
 
     @Test
@@ -196,12 +198,12 @@ class RoundTripTest extends EmbeddedServerTest {
             ZkBackend b = Harness.open(Harness.uri(own.address().getPort(), null, "prefix=rt7"), new Events());
             toClose.add(b);
             String name = name("stalled");
-            Held first = acquire(b, name, Duration.ZERO); // the parents exist; the next create is pipelined at once
-            assertTrue(b.release(first));
-            String parent = ZkBackend.parentOf(((ZkGrant) first.backendState()).path);
+            Grant<ZkGrant> first = acquire(b, name, Duration.ZERO); // the parents exist; the next create is pipelined at once
+            assertTrue(released(b.release(first)));
+            String parent = ZkBackend.parentOf(first.state().path);
             raw.create().withMode(CreateMode.EPHEMERAL).forPath(parent + "/keep"); // keeps the container
             own.freeze();
-            AcquireAttempt attempt = b.newAttempt(new AcquireRequest(name, Harness.newOwner(), LEASE));
+            AcquireAttempt<ZkGrant> attempt = b.newAttempt(new AcquireRequest(name, Harness.newOwner(), LEASE));
             long t0 = System.nanoTime();
             assertThrows(LockBackendException.class, attempt::tryOnce);
             long took = System.nanoTime() - t0;

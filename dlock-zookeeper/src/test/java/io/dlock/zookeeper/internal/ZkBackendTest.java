@@ -1,5 +1,7 @@
 package io.dlock.zookeeper.internal;
 
+import static io.dlock.tck.SpiAnswers.*;
+
 import static io.dlock.zookeeper.internal.Harness.LEASE;
 import static io.dlock.zookeeper.internal.Harness.OP_TIMEOUT;
 import static io.dlock.zookeeper.internal.Harness.acquire;
@@ -19,13 +21,13 @@ import io.dlock.LockBackendException;
 import io.dlock.LockClient;
 import io.dlock.LockHolder;
 import io.dlock.LockOptions;
+import io.dlock.spi.Grant;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
 import io.dlock.tck.TcpProxy;
 import io.dlock.zookeeper.ZkServers;
 import io.dlock.zookeeper.internal.Harness.Events;
-import io.dlock.zookeeper.internal.Harness.Held;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -59,9 +61,9 @@ class ZkBackendTest extends EmbeddedServerTest {
     void grantIsTheLowestNodeAndItsTokenIsTheNodesCzxid() throws Exception {
         ZkBackend b = backend("prefix=t1");
         String name = name("grant") + "/with:odd%chars";
-        Held held = acquire(b, name, Duration.ZERO);
+        Grant<ZkGrant> held = acquire(b, name, Duration.ZERO);
         assertNotNull(held, "a free lock is granted at once");
-        ZkGrant g = (ZkGrant) held.backendState();
+        ZkGrant g = held.state();
         assertEquals("/t1/" + NameCodec.encode(name), ZkBackend.parentOf(g.path));
         assertTrue(ZkBackend.nodeOf(g.path).startsWith("lock-" + held.ownerId() + "-"), g.path);
         Stat stat = new Stat();
@@ -70,22 +72,22 @@ class ZkBackendTest extends EmbeddedServerTest {
         assertEquals(stat.getCzxid(), held.fencingToken(), "the token is the node's creation zxid");
         assertTrue(stat.getEphemeralOwner() != 0, "the lock node is ephemeral");
 
-        assertTrue(b.release(held), "the holder's release deletes its node");
+        assertTrue(released(b.release(held)), "the holder's release deletes its node");
         assertNull(raw.checkExists().forPath(g.path));
-        assertFalse(b.release(held), "a second release finds nothing to delete");
+        assertFalse(released(b.release(held)), "a second release finds nothing to delete");
     }
 
     @Test
     void renewSaysTrueWhileTheNodeIsThereAndFalseOnceItIsGone() throws Exception {
         ZkBackend b = backend("prefix=t2");
-        Held one = acquire(b, name("renew-a"), Duration.ZERO);
-        Held two = acquire(b, name("renew-b"), Duration.ZERO);
-        assertArrayEquals(new boolean[] {true, true}, b.renew(List.of(one, two)));
-        raw.delete().forPath(((ZkGrant) two.backendState()).path); // the same ensemble, no ACL: anyone may
-        assertArrayEquals(new boolean[] {true, false}, b.renew(List.of(one, two)));
-        assertArrayEquals(new boolean[0], b.renew(List.of()));
-        assertTrue(b.release(one));
-        assertArrayEquals(new boolean[] {false}, b.renew(List.of(one)));
+        Grant<ZkGrant> one = acquire(b, name("renew-a"), Duration.ZERO);
+        Grant<ZkGrant> two = acquire(b, name("renew-b"), Duration.ZERO);
+        assertArrayEquals(new boolean[] {true, true}, renewed(b.renew(List.of(one, two))));
+        raw.delete().forPath(two.state().path); // the same ensemble, no ACL: anyone may
+        assertArrayEquals(new boolean[] {true, false}, renewed(b.renew(List.of(one, two))));
+        assertArrayEquals(new boolean[0], renewed(b.renew(List.of())));
+        assertTrue(released(b.release(one)));
+        assertArrayEquals(new boolean[] {false}, renewed(b.renew(List.of(one))));
     }
 
     @Test
@@ -96,9 +98,9 @@ class ZkBackendTest extends EmbeddedServerTest {
         ZkBackend c = backend("prefix=t3");
         for (int i = 0; i < 4; i++) {
             for (ZkBackend b : List.of(a, c)) {
-                Held h = acquire(b, name, Duration.ofSeconds(5));
+                Grant<ZkGrant> h = acquire(b, name, Duration.ofSeconds(5));
                 tokens.add(h.fencingToken());
-                b.release(h);
+                released(b.release(h));
             }
         }
         a.close();
@@ -114,15 +116,15 @@ class ZkBackendTest extends EmbeddedServerTest {
         ZkBackend a = backend("prefix=t4");
         ZkBackend c = backend("prefix=t4");
         String name = name("abandon");
-        Held held = acquire(a, name, Duration.ZERO);
-        String parent = ZkBackend.parentOf(((ZkGrant) held.backendState()).path);
-        AcquireAttempt waiting = c.newAttempt(new AcquireRequest(name, Harness.newOwner(), LEASE));
-        assertFalse(waiting.tryOnce().granted(), "held by a");
+        Grant<ZkGrant> held = acquire(a, name, Duration.ZERO);
+        String parent = ZkBackend.parentOf(held.state().path);
+        AcquireAttempt<ZkGrant> waiting = c.newAttempt(new AcquireRequest(name, Harness.newOwner(), LEASE));
+        assertFalse(isGranted(waiting.tryOnce()), "held by a");
         assertEquals(2, raw.getChildren().forPath(parent).size(), "the waiter queued a node");
         waiting.abandon();
         waiting.abandon(); // idempotent
         assertEquals(1, raw.getChildren().forPath(parent).size(), "abandon deleted the waiter's node");
-        a.release(held);
+        released(a.release(held));
         assertNotNull(acquire(c, name, Duration.ZERO), "nothing stands in the way after release");
     }
 
@@ -132,15 +134,15 @@ class ZkBackendTest extends EmbeddedServerTest {
         ZkBackend c = backend("prefix=t5");
         String name = name("holder");
         assertEquals(Optional.empty(), c.holder(name), "a name never used is free");
-        Held held = acquire(a, name, Duration.ZERO);
-        AcquireAttempt queued = c.newAttempt(new AcquireRequest(name, Harness.newOwner(), LEASE));
-        assertFalse(queued.tryOnce().granted());
+        Grant<ZkGrant> held = acquire(a, name, Duration.ZERO);
+        AcquireAttempt<ZkGrant> queued = c.newAttempt(new AcquireRequest(name, Harness.newOwner(), LEASE));
+        assertFalse(isGranted(queued.tryOnce()));
         LockHolder h = c.holder(name).orElseThrow();
         assertEquals(held.ownerId(), h.ownerId(), "the holder, not the waiter");
         assertEquals(held.fencingToken(), h.fencingToken());
         assertEquals(name, h.lockName());
         queued.abandon();
-        a.release(held);
+        released(a.release(held));
         assertEquals(Optional.empty(), c.holder(name), "free after release");
     }
 
@@ -148,10 +150,10 @@ class ZkBackendTest extends EmbeddedServerTest {
     void emptyParentsAreRemovedByTheServer() throws Exception {
         ZkBackend b = backend("prefix=t6");
         String name = name("cleanup");
-        Held held = acquire(b, name, Duration.ZERO);
-        String parent = ZkBackend.parentOf(((ZkGrant) held.backendState()).path);
+        Grant<ZkGrant> held = acquire(b, name, Duration.ZERO);
+        String parent = ZkBackend.parentOf(held.state().path);
         assertNotNull(raw.checkExists().forPath(parent));
-        b.release(held);
+        released(b.release(held));
         // generous: the server checks for empty containers every 500 ms in these tests (every minute by default)
         assertTrue(eventually(() -> {
             try {
@@ -260,15 +262,15 @@ class ZkBackendTest extends EmbeddedServerTest {
             ZkBackend b = Harness.open(Harness.uri(proxy.address().getPort(), null, "prefix=t7"), events);
             toClose.add(b);
             String name = name("frozen");
-            Held held = acquire(b, name, Duration.ZERO);
+            Grant<ZkGrant> held = acquire(b, name, Duration.ZERO);
             proxy.freeze();
             // generous: one operation timeout, plus a second for scheduling on a loaded machine
             long bound = OP_TIMEOUT.plusSeconds(1).toNanos();
             List<Runnable> calls = List.of(
                     () -> b.newAttempt(new AcquireRequest(name("frozen-2"), Harness.newOwner(), LEASE)).tryOnce(),
                     () -> b.holder(name),
-                    () -> b.renew(List.of(held)),
-                    () -> b.release(held));
+                    () -> renewed(b.renew(List.of(held))),
+                    () -> released(b.release(held)));
             for (Runnable call : calls) {
                 long t0 = System.nanoTime();
                 assertThrows(LockBackendException.class, call::run);
@@ -277,7 +279,7 @@ class ZkBackendTest extends EmbeddedServerTest {
             }
             proxy.unfreeze();
             // the failed release is retried once the connection is back: nothing stays held
-            String path = ((ZkGrant) held.backendState()).path;
+            String path = held.state().path;
             assertTrue(eventually(() -> {
                 try {
                     return raw.checkExists().forPath(path) == null;
@@ -294,14 +296,14 @@ class ZkBackendTest extends EmbeddedServerTest {
         ZkBackend a = backend("prefix=t8");
         ZkBackend c = Harness.open(Harness.uri(server.getPort(), null, "prefix=t8"), new Events());
         String name = name("close");
-        Held held = acquire(a, name, Duration.ZERO);
+        Grant<ZkGrant> held = acquire(a, name, Duration.ZERO);
         CountDownLatch started = new CountDownLatch(1);
         long[] returnedAfter = new long[1];
         Thread waiter = new Thread(() -> {
-            AcquireAttempt at = c.newAttempt(new AcquireRequest(name, Harness.newOwner(), LEASE));
+            AcquireAttempt<ZkGrant> at = c.newAttempt(new AcquireRequest(name, Harness.newOwner(), LEASE));
             try {
-                AttemptResult r = at.tryOnce();
-                assertFalse(r.granted());
+                AttemptResult<ZkGrant> r = at.tryOnce();
+                assertFalse(isGranted(r));
                 started.countDown();
                 long t0 = System.nanoTime();
                 at.awaitTurn(Duration.ofSeconds(20));

@@ -1,16 +1,19 @@
 package io.dlock.etcd.internal;
 
-import io.dlock.spi.HeldLock;
 import io.etcd.jetcd.ByteSequence;
 import java.util.List;
 
 /**
- * The backend's state of one held lock ({@link HeldLock#backendState()}): its key, the key's
- * create revision (the fencing token, and the guard of every later write), and its etcd lease.
+ * The backend's state of one held lock (the {@code S} of {@code LockBackend<EtcdGrant>}, handed back
+ * in {@link io.dlock.spi.Grant#state()}): its key, the key's create revision (the fencing token, and
+ * the guard of every later write), its etcd lease, and the owner id it was requested with, which
+ * names it when its etcd lease is gone.
  */
-final class Grant {
+final class EtcdGrant {
 
     final String name;
+    /** The owner id of the request: how the core knows the grant in {@code BackendEvents.leaseLost}. */
+    final String ownerId;
     final ByteSequence key;
     final long revision;
     final EtcdLease lease;
@@ -22,12 +25,10 @@ final class Grant {
      * null if there is no such copy.
      */
     final List<ByteSequence> uncertainKeys;
-    /** The core's lease for this grant, once the core has shown it to the backend (renew, release). */
-    volatile HeldLock held;
-
-    Grant(String name, ByteSequence key, long revision, EtcdLease lease, boolean sharedPath,
+    EtcdGrant(String name, String ownerId, ByteSequence key, long revision, EtcdLease lease, boolean sharedPath,
           List<ByteSequence> uncertainKeys) {
         this.name = name;
+        this.ownerId = ownerId;
         this.key = key;
         this.revision = revision;
         this.lease = lease;
@@ -37,6 +38,6 @@ final class Grant {
 
     @Override
     public String toString() {
-        return "Grant{" + name + ", revision " + revision + ", lease " + lease.hexId() + "}";
+        return "EtcdGrant{" + name + ", revision " + revision + ", lease " + lease.hexId() + "}";
     }
 }
