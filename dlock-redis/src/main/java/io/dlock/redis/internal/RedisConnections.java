@@ -156,7 +156,7 @@ final class RedisConnections implements AutoCloseable {
                 long budgetNanos, Predicate<Object> wrote) {
         long deadline = System.nanoTime() + budgetNanos;
         return call(operation, lockName, budgetNanos, c -> {
-            Object reply = eval(c, script, keys, args);
+            Object reply = eval(c, script, keys, args, deadline);
             if (settings.waitReplicas > 0 && wrote != null && wrote.test(reply)) {
                 awaitReplicas(c, deadline, operation, lockName);
             }
@@ -181,11 +181,14 @@ final class RedisConnections implements AutoCloseable {
         }
     }
 
-    private static Object eval(Connection c, Script script, List<String> keys, List<String> args) {
+    private static Object eval(Connection c, Script script, List<String> keys, List<String> args, long deadline) {
         try {
             return c.executeCommand(scriptArgs(Protocol.Command.EVALSHA, script.sha(), keys, args));
         } catch (JedisNoScriptException e) {
-            // a fresh or restarted server: EVAL runs the script and caches it for the next EVALSHA
+            // a fresh or restarted server: EVAL runs the script and caches it for the next EVALSHA,
+            // within what is left of the call's budget
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            c.setSoTimeout((int) Math.max(MIN_READ_TIMEOUT_MILLIS, Math.min(Integer.MAX_VALUE, left)));
             return c.executeCommand(scriptArgs(Protocol.Command.EVAL, script.source(), keys, args));
         }
     }
