@@ -166,6 +166,29 @@ class CliTest {
         assertEquals(ExitCodes.UNREACHABLE, run.exitCode(PROMPT), run.describe());
     }
 
+    /**
+     * etcd where nothing listens: one line from dlock, which says so, and none of the WARN lines
+     * jetcd logs for each lease request it retries (dozens before); and at once, not after the
+     * operation timeout (a minute here) that the client used to spend resending.
+     */
+    @Test
+    void anEtcdWhereNothingListensFailsAtOnceInOneLine() throws Exception {
+        int closed;
+        try (ServerSocket s = new ServerSocket(0)) {
+            closed = s.getLocalPort();
+        }
+        long t0 = System.nanoTime();
+        CliProcess p = CliProcess.run(dir, PROMPT, "exec", "--uri", "etcd://127.0.0.1:" + closed,
+                "--operation-timeout", "60s", "--name", "x", "--wait", "0", "--", "true");
+        Duration took = Duration.ofNanos(System.nanoTime() - t0);
+        assertEquals(ExitCodes.UNREACHABLE, p.exitCode(PROMPT), p.describe());
+        assertEquals(1, p.stderr().lines().filter(l -> !l.isBlank()).count(), p.describe());
+        assertTrue(p.stderr().startsWith("dlock: ") && p.stderr().contains("nothing listens there (connection refused)")
+                && p.stderr().contains("127.0.0.1:" + closed), p.describe());
+        // a JVM start and gRPC's classes loaded, far below the minute of the operation timeout
+        assertTrue(took.compareTo(Duration.ofSeconds(20)) < 0, "took " + took + "\n" + p.describe());
+    }
+
     // ------------------------------------------------------------------ exec
 
     @Test

@@ -7,7 +7,9 @@ import io.dlock.Capability;
 import io.dlock.Lease;
 import io.dlock.LockBackendException;
 import io.dlock.LockClient;
+import io.dlock.LockClientConfig;
 import io.dlock.LockOptions;
+import io.dlock.spi.BackendUri;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,6 +32,28 @@ import org.junit.jupiter.api.function.Executable;
  */
 public final class OperationDeadline {
 
+    /**
+     * The operation timeout {@link #check(TckFixture)} gives its clients: long enough that work a
+     * backend does on the caller's time after a failure (the clean-up of an attempt, a second
+     * request) shows against the margin.
+     */
+    public static final Duration TIMEOUT = Duration.ofSeconds(3);
+
+    /**
+     * How late past {@link #TIMEOUT} an operation over a frozen network may end in
+     * {@link #check(TckFixture)}: scheduling on a loaded machine, well under the quarter of the
+     * timeout that such work used to add.
+     */
+    public static final Duration MARGIN = Duration.ofMillis(400);
+
+    /**
+     * How soon an acquire against an address where nothing listens must fail in
+     * {@link #check(TckFixture)}, whose clients there have an operation timeout of a minute: a
+     * refused connection is known at once; this leaves room for loading a client library's
+     * classes on a loaded machine.
+     */
+    public static final Duration REFUSED_BOUND = Duration.ofSeconds(2);
+
     private OperationDeadline() { }
 
     /**
@@ -46,28 +70,65 @@ public final class OperationDeadline {
     }
 
     /**
-     * Opens a freezable client of the fixture with the given operation timeout and the fixture's
-     * lease time, runs {@link #check(FreezableClient, Duration)} on it and closes it.
+     * Runs both checks on a fixture's backend: {@link #check(FreezableClient, Duration)} on a
+     * freezable client with an operation timeout of {@link #TIMEOUT} and the fixture's lease time,
+     * within {@link #MARGIN}; and, if the fixture has an {@link TckFixture#unreachableUri()},
+     * {@link #checkNothingListens(String, Duration)} within {@link #REFUSED_BOUND}.
      *
      * @param fixture a fixture that can freeze its clients
-     * @param operationTimeout the client's operation timeout
-     * @param margin how late past the operation timeout an operation may end
      * @return the timings, in the order the operations ran
-     * @throws IllegalArgumentException if an argument is null, or the fixture cannot freeze a client
+     * @throws IllegalArgumentException if {@code fixture} is null or cannot freeze a client
      * @throws InterruptedException if interrupted
      */
-    public static List<Timing> check(TckFixture fixture, Duration operationTimeout, Duration margin)
-            throws InterruptedException {
+    public static List<Timing> check(TckFixture fixture) throws InterruptedException {
         if (fixture == null) {
             throw new IllegalArgumentException("fixture must not be null");
         }
-        FreezableClient frozen = fixture.openFreezable(fixture.clientConfig().operationTimeout(operationTimeout)
+        List<Timing> timings = new ArrayList<>();
+        FreezableClient frozen = fixture.openFreezable(fixture.clientConfig().operationTimeout(TIMEOUT)
                 .defaultLockOptions(LockOptions.builder().leaseTime(fixture.leaseTime()).build()))
                 .orElseThrow(() -> new IllegalArgumentException("fixture " + fixture.name()
                         + " cannot freeze a client"));
         try (frozen) {
-            return check(frozen, margin);
+            timings.addAll(check(frozen, MARGIN));
         }
+        if (fixture.unreachableUri().isPresent()) {
+            timings.add(checkNothingListens(fixture.unreachableUri().get(), REFUSED_BOUND));
+        }
+        return timings;
+    }
+
+    /**
+     * Checks that a client of a URI where nothing listens (a closed port: every connection is
+     * refused) fails at once rather than at its operation timeout, which is a minute here: opening
+     * it, or else its first acquire, must throw {@link LockBackendException} within {@code bound}.
+     *
+     * @param uri a URI of the backend's scheme whose addresses refuse connections
+     * @param bound how soon the failure must come
+     * @return how long it took
+     * @throws IllegalArgumentException if an argument is null
+     */
+    public static Timing checkNothingListens(String uri, Duration bound) {
+        if (uri == null) {
+            throw new IllegalArgumentException("uri must not be null");
+        }
+        if (bound == null) {
+            throw new IllegalArgumentException("bound must not be null");
+        }
+        LockClientConfig config = LockClientConfig.builder(uri).operationTimeout(Duration.ofMinutes(1)).build();
+        long t0 = System.nanoTime();
+        LockBackendException e = assertThrows(LockBackendException.class, () -> {
+            try (LockClient client = LockClient.open(config)) {
+                client.lock("deadline-nothing-listens").tryAcquire(Duration.ofMinutes(1));
+            }
+        }, "a client of " + BackendUri.redact(uri) + ", where nothing listens, did not fail with LockBackendException");
+        Timing t = new Timing("refused", Duration.ofNanos(System.nanoTime() - t0));
+        System.out.println("[dlock-tck] nothing listens at " + BackendUri.redact(uri) + ": failed after "
+                + t.took().toMillis() + " ms: " + e.getMessage());
+        assertTrue(t.took().compareTo(bound) <= 0, "a client of " + BackendUri.redact(uri) + ", where nothing "
+                + "listens, failed after " + t.took().toMillis() + " ms, not within " + bound.toMillis() + " ms: a "
+                + "refused connection is known at once (" + e.getMessage() + ")");
+        return t;
     }
 
     /**
