@@ -81,6 +81,33 @@ final class BackendOptions {
     }
 
     /**
+     * How long a command waits for the client to close after its backend failed: it has said what
+     * failed, and a backend that does not answer would only hold the exit up.
+     */
+    static final Duration CLOSE_AFTER_FAILURE = Duration.ofMillis(100);
+
+    /**
+     * Closes a client without waiting long for it, for a command that ends because the backend
+     * failed or a lease was lost: {@code close()} waits, up to about an operation timeout, for
+     * requests still in flight to a backend that is most likely not answering (the clean-up of a
+     * failed acquire, a release). The process exits anyway, and the server ends what is left by
+     * expiry. The close goes on, on a daemon thread, for as long as the process lives.
+     *
+     * @param client the client
+     * @param wait how long to wait for the close
+     */
+    static void closeBriefly(LockClient client, Duration wait) {
+        Thread closer = new Thread(client::close, "dlock-close");
+        closer.setDaemon(true);
+        closer.start();
+        try {
+            closer.join(Math.max(1, wait.toMillis()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
      * Describes a backend failure.
      *
      * @param uri the backend URI
