@@ -3,6 +3,7 @@ package io.dlock.etcd.internal;
 import io.dlock.LockBackendException;
 import io.dlock.Ticker;
 import io.dlock.spi.support.AddressProbe;
+import io.dlock.spi.support.UriReader;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.grpc.Status;
 import java.net.ConnectException;
@@ -200,6 +201,7 @@ final class Calls {
                                         + "lease expired or was revoked (" + scrub(describe(cause)) + ")", lockName, cause);
                             }
                             lastFailure = cause;
+                            notEtcd(cause);
                             if (!retry || closed.getAsBoolean() || !retryable(cause)) {
                                 cancelInFlight();
                                 throw failure(cause);
@@ -288,6 +290,24 @@ final class Calls {
                 throw new LockBackendException("etcd: " + what + describeLock() + " failed: " + findings.stream()
                         .map(f -> f.describe("etcd")).collect(Collectors.joining("; ")), lockName, cause);
             }
+        }
+
+        /**
+         * The server answered with bytes that are not HTTP/2, so not gRPC: another service listens at
+         * the address (a Redis, an HTTP/1 server, garbage). Resending cannot help where the URI names
+         * only that address, so the call fails now and says so; where it names several, another
+         * member may answer, and the message at the deadline names the failure.
+         */
+        private void notEtcd(Throwable cause) {
+            String http2 = http2Failure(cause);
+            if (http2 == null || reached || settings.hosts.size() > 1) {
+                return;
+            }
+            cancelInFlight();
+            throw new LockBackendException("etcd: " + what + describeLock() + " failed: the server at "
+                    + UriReader.authority(settings.hosts.get(0)) + " does not speak etcd's protocol (gRPC over "
+                    + "HTTP/2): " + scrub(http2) + "; check the host and port in the uri (etcd's client port, 2379 by "
+                    + "default)", lockName, cause);
         }
 
         private CompletableFuture<Object> anyOf() {
@@ -400,6 +420,22 @@ final class Calls {
             }
         }
         return text == null ? code : code + ": " + text;
+    }
+
+    /**
+     * @return the message of Netty's HTTP/2 protocol error in a failure's causes (the server's first
+     *     bytes were not an HTTP/2 frame), or null. Matched by class name: Netty is gRPC's transport
+     *     here, not a dependency of this module.
+     */
+    static String http2Failure(Throwable t) {
+        for (Throwable c = unwrap(t); c != null; c = c.getCause() == c ? null : c.getCause()) {
+            for (Class<?> k = c.getClass(); k != null; k = k.getSuperclass()) {
+                if (k.getName().equals("io.netty.handler.codec.http2.Http2Exception")) {
+                    return c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
+                }
+            }
+        }
+        return null;
     }
 
     /** @return whether a connection to a member was refused: nothing listened at its address */
