@@ -65,12 +65,20 @@ final class BackendOptions {
      *     for a backend that does not answer
      */
     public static LockClient open(String uri, Duration operationTimeout, LockOptions defaults) {
-        LockClientConfig config;
+        LockClientConfig.Builder builder;
         try {
-            config = LockClientConfig.builder(uri).operationTimeout(operationTimeout).defaultLockOptions(defaults).build();
+            builder = LockClientConfig.builder(uri);
         } catch (IllegalArgumentException e) {
             throw new CliException(ExitCodes.USAGE, "bad --uri '" + BackendUri.redact(uri) + "': " + e.getMessage(), e);
         }
+        try {
+            builder.operationTimeout(operationTimeout);
+        } catch (IllegalArgumentException e) {
+            // the library's message names its parameter (operationTimeout); name the option instead
+            throw new CliException(ExitCodes.USAGE, "--operation-timeout must be positive, was "
+                    + Durations.format(operationTimeout == null ? Duration.ZERO : operationTimeout), e);
+        }
+        LockClientConfig config = builder.defaultLockOptions(defaults).build();
         try {
             return LockClient.open(config);
         } catch (IllegalArgumentException e) {

@@ -124,6 +124,12 @@ class CliTest {
         CliProcess noCommand = CliProcess.run(dir, PROMPT, "exec", "--uri", uri, "--name", "x");
         assertEquals(ExitCodes.USAGE, noCommand.exitCode(PROMPT), noCommand.describe());
         assertTrue(noCommand.stderr().contains("CMD"), noCommand.describe());
+
+        // a zero timeout is the option's fault, not the URI's (it was reported as "bad --uri")
+        CliProcess zeroTimeout = CliProcess.run(dir, PROMPT, "status", "--uri", uri, "--operation-timeout", "0", "x");
+        assertEquals(ExitCodes.USAGE, zeroTimeout.exitCode(PROMPT), zeroTimeout.describe());
+        assertEquals("dlock: --operation-timeout must be positive, was 0ms", zeroTimeout.stderr().strip(),
+                zeroTimeout.describe());
     }
 
     @Test
