@@ -188,6 +188,7 @@ final class DefaultDistributedLock implements DistributedLock {
         AcquireRequest request = new AcquireRequest(name, io.dlock.spi.support.Ids.ownerId(), options.leaseTime());
         client.attemptStarted(request.ownerId());
         boolean granted = false;
+        boolean failed = false;
         AcquireAttempt<S> attempt;
         try {
             attempt = backend.backend().newAttempt(request);
@@ -226,18 +227,26 @@ final class DefaultDistributedLock implements DistributedLock {
                 }
                 attempt.awaitTurn(Duration.ofNanos(Math.max(0, pause)));
             }
+        } catch (LockBackendException e) {
+            failed = true;
+            throw e;
         } finally {
-            if (!granted) {
+            if (failed) {
+                // the backend did not answer within the operation timeout, and its clean-up may not
+                // either: the caller gets the failure now, the clean-up runs in the background
+                client.abandonInBackground(attempt);
+                client.attemptEnded(request.ownerId());
+            } else if (!granted) {
                 // the clean-up must reach the server even when an interrupt (or a cancel) is why we
                 // give up
-                withoutInterrupt(attempt::abandon);
+                DefaultLockClient.abandon(attempt);
                 client.attemptEnded(request.ownerId());
             }
         }
     }
 
     /** Runs clean-up I/O with the interrupt flag cleared, and restores the flag afterwards. */
-    private static void withoutInterrupt(Runnable cleanup) {
+    static void withoutInterrupt(Runnable cleanup) {
         boolean interrupted = Thread.interrupted();
         try {
             cleanup.run();

@@ -52,6 +52,10 @@ final class DefaultLease<S> implements Lease {
     private int renewFailures; // guarded by this
     private long failingSince; // guarded by this
     private Throwable lastRenewFailure; // guarded by this
+    // the renewal request in flight, if any: when it was sent and the last one that succeeded, for the log
+    private boolean renewInFlight; // guarded by this
+    private long renewSentAt; // guarded by this
+    private long lastRenewedAt; // guarded by this
 
     DefaultLease(DefaultLockClient client, BackendHandle<S> backend, Grant<S> grant, LockOptions options,
                  long sentAt, LocalQueue.Slot slot) {
@@ -68,6 +72,7 @@ final class DefaultLease<S> implements Lease {
         this.grantedAt = sentAt;
         this.validUntil = sentAt + leaseNanos - marginNanos;
         this.nextRenewAt = sentAt + renewNanos;
+        this.lastRenewedAt = sentAt;
     }
 
     /**
@@ -283,6 +288,17 @@ final class DefaultLease<S> implements Lease {
         }
     }
 
+    /**
+     * A renewal request for this lease is about to be sent: if validity ends before its answer,
+     * the loss says so.
+     *
+     * @param sentAt the ticker reading taken just before it is sent
+     */
+    synchronized void renewalSent(long sentAt) {
+        renewInFlight = true;
+        renewSentAt = sentAt;
+    }
+
     /** A renewal request sent at {@code sentAt} succeeded. Never resurrects an ended lease. */
     void renewed(long sentAt) {
         boolean expired = false;
@@ -295,6 +311,7 @@ final class DefaultLease<S> implements Lease {
             }
             long now = client.ticker().nanoTime();
             failures = renewFailures;
+            renewInFlight = false;
             if (now - validUntil >= 0) {
                 expired = true; // validity ran out before the answer: the holder may have been told
             } else {
@@ -303,6 +320,7 @@ final class DefaultLease<S> implements Lease {
                     validUntil = until;
                 }
                 nextRenewAt = sentAt + renewNanos;
+                lastRenewedAt = sentAt;
                 failingFor = now - failingSince;
                 left = validUntil - now;
                 renewFailures = 0;
@@ -337,6 +355,7 @@ final class DefaultLease<S> implements Lease {
             if (state != State.HELD) {
                 return;
             }
+            renewInFlight = false;
             if (renewFailures++ == 0) {
                 failingSince = now;
             }
@@ -357,13 +376,21 @@ final class DefaultLease<S> implements Lease {
     private void expire() {
         String cause;
         synchronized (this) {
+            long now = client.ticker().nanoTime();
             if (renewFailures > 0) {
                 cause = failureStreak();
             } else if (!options.autoRenew()) {
                 cause = "the lease time ran out (auto-renewal is off for this lock)";
+            } else if (renewInFlight) {
+                // all that is known: a request went out and nothing came back in time
+                cause = "no answer to the renewal sent " + millis(now - renewSentAt) + " ms earlier: the server, the "
+                        + "network to it, or this process stalled (a paused or overloaded server, lost packets, a "
+                        + "long GC pause)";
             } else {
-                cause = "no renewal succeeded in time, and none failed: renewals took longer than the validity "
-                        + "left, or this process stalled (a GC pause, say)";
+                // nothing was even sent: the renewer of this process did not run
+                cause = "no renewal was sent in the " + millis(now - lastRenewedAt) + " ms since the last one "
+                        + "succeeded (one was due every " + millis(renewNanos) + " ms): this process stalled (a long "
+                        + "GC pause, CPU starvation, a suspended VM) or its worker threads were all busy";
             }
         }
         lost(LostReason.EXPIRED, cause);

@@ -9,6 +9,7 @@ import io.dlock.LockListener;
 import io.dlock.LockOptions;
 import io.dlock.LostReason;
 import io.dlock.Ticker;
+import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.BackendEvents;
 import io.dlock.spi.BackendUri;
@@ -65,13 +66,19 @@ public final class DefaultLockClient implements LockClient {
     private final AtomicBoolean closed = new AtomicBoolean();
     /** Lost leases whose best-effort release is due, sent by at most {@link #BACKGROUND_RELEASES} worker tasks. */
     private final Queue<DefaultLease<?>> backgroundReleases = new ConcurrentLinkedQueue<>();
+    /**
+     * Attempts whose last request failed and that are still to be abandoned, by the same worker
+     * tasks as {@link #backgroundReleases}: the caller has had its exception at the operation
+     * timeout and does not wait for the clean-up too.
+     */
+    private final Queue<AcquireAttempt<?>> backgroundAbandons = new ConcurrentLinkedQueue<>();
     private final AtomicInteger releaseDrainers = new AtomicInteger();
 
     /**
-     * At most this many best-effort releases of lost leases run at once. When a backend stalls,
-     * thousands of leases can be lost together; each release may then wait up to the operation
-     * timeout, and one worker thread per release would mean a thread per lock and a burst of
-     * requests at a backend that is already in trouble.
+     * At most this many best-effort releases of lost leases, and abandons of attempts whose request
+     * failed, run at once. When a backend stalls, thousands of leases can be lost together; each
+     * release may then wait up to the operation timeout, and one worker thread per release would
+     * mean a thread per lock and a burst of requests at a backend that is already in trouble.
      */
     static final int BACKGROUND_RELEASES = 4;
 
@@ -217,7 +224,12 @@ public final class DefaultLockClient implements LockClient {
         while ((lost = backgroundReleases.poll()) != null) {
             releases.add(lost); // lost leases still queued for their best-effort release share the deadline
         }
-        sendReleases(releases, deadline);
+        Queue<AcquireAttempt<?>> abandons = new ConcurrentLinkedQueue<>();
+        AcquireAttempt<?> failed;
+        while ((failed = backgroundAbandons.poll()) != null) {
+            abandons.add(failed); // so do the clean-ups of failed attempts, after the releases
+        }
+        sendReleases(releases, abandons, deadline);
         shutdownExecutors();
         try {
             backend.backend().close();
@@ -227,30 +239,39 @@ public final class DefaultLockClient implements LockClient {
     }
 
     /**
-     * Sends close()'s releases through at most {@link #CLOSE_RELEASES} worker tasks that share one
-     * deadline, and waits for them until the deadline. A task takes no new release once the deadline
-     * has passed; what is then unsent or unanswered is abandoned (the server frees those locks when
-     * their leases end), and a task still waiting for an answer is interrupted by the executors'
-     * shutdown that follows.
+     * Sends close()'s releases, then the abandons still queued, through at most
+     * {@link #CLOSE_RELEASES} worker tasks that share one deadline, and waits for them until the
+     * deadline. A task takes no new request once the deadline has passed; what is then unsent or
+     * unanswered is given up (the server frees those locks when their leases end), and a task still
+     * waiting for an answer is interrupted by the executors' shutdown that follows.
      *
      * @param releases the leases whose release must be sent; drained
+     * @param abandons the attempts still to be abandoned; drained
      * @param deadline the {@link System#nanoTime()} reading after which nothing more is sent
      */
-    private void sendReleases(Queue<DefaultLease<?>> releases, long deadline) {
+    private void sendReleases(Queue<DefaultLease<?>> releases, Queue<AcquireAttempt<?>> abandons, long deadline) {
         int total = releases.size();
-        if (total == 0) {
+        if (total == 0 && abandons.isEmpty()) {
             return;
         }
         AtomicInteger answered = new AtomicInteger();
-        int senders = Math.min(CLOSE_RELEASES, total);
+        int senders = Math.min(CLOSE_RELEASES, total + abandons.size());
         CountDownLatch done = new CountDownLatch(senders);
         Runnable sender = () -> {
             try {
-                DefaultLease<?> lease;
-                while (System.nanoTime() - deadline < 0 && (lease = releases.poll()) != null) {
-                    if (lease.sendRelease()) {
-                        answered.incrementAndGet();
+                while (System.nanoTime() - deadline < 0) {
+                    DefaultLease<?> lease = releases.poll();
+                    if (lease != null) {
+                        if (lease.sendRelease()) {
+                            answered.incrementAndGet();
+                        }
+                        continue;
                     }
+                    AcquireAttempt<?> attempt = abandons.poll();
+                    if (attempt == null) {
+                        break;
+                    }
+                    abandon(attempt);
                 }
             } finally {
                 done.countDown();
@@ -275,7 +296,8 @@ public final class DefaultLockClient implements LockClient {
                 interrupted = true;
             }
         }
-        releases.clear(); // senders between two releases take no more
+        releases.clear(); // senders between two requests take no more
+        abandons.clear();
         int unanswered = total - answered.get();
         if (unanswered > 0) {
             LOG.warn("dlock: close() gave up on {} of {} release request(s): they failed, or were not sent or not "
@@ -376,8 +398,41 @@ public final class DefaultLockClient implements LockClient {
         startReleaseDrainer();
     }
 
+    /**
+     * Abandons an attempt whose last request failed, off the caller's thread: queued, and run by
+     * the worker tasks that send the best-effort releases (at most {@link #BACKGROUND_RELEASES}
+     * at once). A backend spends up to its abandon budget trying to undo such an attempt at once,
+     * which the caller, who has had its exception at the operation timeout, need not wait for.
+     * Once the client is closing the attempt is abandoned on the caller's thread.
+     *
+     * @param attempt the attempt
+     */
+    void abandonInBackground(AcquireAttempt<?> attempt) {
+        if (closed.get()) {
+            abandon(attempt);
+            return;
+        }
+        backgroundAbandons.add(attempt);
+        startReleaseDrainer();
+        if (closed.get() && backgroundAbandons.remove(attempt)) {
+            abandon(attempt); // close() took the queue before this one arrived
+        }
+    }
+
+    /** Abandons an attempt, with the interrupt flag cleared (restored afterwards); never throws. */
+    static void abandon(AcquireAttempt<?> attempt) {
+        DefaultDistributedLock.withoutInterrupt(() -> {
+            try {
+                attempt.abandon();
+            } catch (RuntimeException e) {
+                LOG.warn("dlock: abandoning an acquire attempt failed unexpectedly; a grant it may have left ends "
+                        + "by expiry", e);
+            }
+        });
+    }
+
     private void startReleaseDrainer() {
-        while (!backgroundReleases.isEmpty() && !closed.get()) {
+        while ((!backgroundReleases.isEmpty() || !backgroundAbandons.isEmpty()) && !closed.get()) {
             int running = releaseDrainers.get();
             if (running >= BACKGROUND_RELEASES) {
                 return; // a running drainer takes it
@@ -391,8 +446,16 @@ public final class DefaultLockClient implements LockClient {
 
     private void drainReleases() {
         try {
-            DefaultLease<?> lease;
-            while (!closed.get() && (lease = backgroundReleases.poll()) != null) {
+            while (!closed.get()) {
+                AcquireAttempt<?> attempt = backgroundAbandons.poll();
+                if (attempt != null) {
+                    abandon(attempt);
+                    continue;
+                }
+                DefaultLease<?> lease = backgroundReleases.poll();
+                if (lease == null) {
+                    break;
+                }
                 lease.sendRelease();
             }
         } finally {

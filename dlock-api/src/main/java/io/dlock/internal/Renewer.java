@@ -160,6 +160,7 @@ final class Renewer<S> {
         List<Grant<S>> grants = new ArrayList<>(batch.size());
         for (DefaultLease<S> lease : batch) {
             grants.add(lease.grant());
+            lease.renewalSent(sentAt);
         }
         List<RenewOutcome> outcomes;
         try {

@@ -3,6 +3,7 @@ package io.dlock.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -17,10 +18,14 @@ import java.util.HashSet;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -206,6 +211,44 @@ class AcquireTest {
         assertEquals(1, f.backend.abandonCalls.get());
         assertEquals(Optional.empty(), f.backend.serverOwner("a"), "the server-side grant stayed");
         assertNothingHeld("a");
+    }
+
+    /**
+     * The clean-up after a failed try runs on the client's worker: the caller gets its failure at
+     * the operation timeout, not after the backend's attempt to undo a grant on a server that is
+     * not answering (a quarter of the timeout more, before).
+     */
+    @Test
+    void aFailedTryIsAbandonedInTheBackgroundNotOnTheCallersTime() throws Exception {
+        ExecutorService worker = Executors.newCachedThreadPool();
+        try (Fixture g = new Fixture(UnaryOperator.identity(), worker)) {
+            CountDownLatch cleanUpMayEnd = new CountDownLatch(1);
+            AtomicReference<Thread> abandonedOn = new AtomicReference<>();
+            g.backend.onAbandon = () -> {
+                abandonedOn.set(Thread.currentThread());
+                try {
+                    // a clean-up request the frozen server does not answer, until the test lets it end
+                    cleanUpMayEnd.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            };
+            g.backend.grantThenFail = true;
+
+            assertThrows(LockBackendException.class,
+                    () -> g.client.lock("a", Fixture.options(LEASE, true)).tryAcquire(Duration.ofSeconds(5)));
+
+            Fixture.waitFor("the abandon started", () -> abandonedOn.get() != null);
+            assertNotSame(Thread.currentThread(), abandonedOn.get(), "abandon() ran on the caller's thread");
+            assertEquals(0, g.backend.abandonCalls.get(), "the failure reached the caller while the clean-up was "
+                    + "still under way");
+            assertEquals(AcquireOutcome.FAILED, g.listener.lastOutcome());
+            cleanUpMayEnd.countDown();
+            Fixture.waitFor("the grant whose answer was lost is undone", () -> g.backend.serverOwner("a").isEmpty());
+            assertEquals(1, g.backend.abandonCalls.get());
+            g.backend.grantThenFail = false;
+            g.client.lock("a", Fixture.options(LEASE, true)).tryAcquire().orElseThrow().release();
+        }
     }
 
     @Test

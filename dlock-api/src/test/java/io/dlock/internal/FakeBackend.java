@@ -108,6 +108,8 @@ public final class FakeBackend implements LockBackend<String> {
     public volatile Runnable onTryOnce;
     /** Runs with the owner id after a grant is made on the server, before tryOnce answers. */
     public volatile Consumer<String> onGranted;
+    /** Runs at the start of every abandon(), on the thread that abandons. */
+    public volatile Runnable onAbandon;
     public volatile Set<Capability> capabilities = EnumSet.of(Capability.FENCING);
     public volatile Duration minimumLeaseTime = Duration.ofMillis(10);
     public volatile Duration maximumLeaseTime = Duration.ofDays(365);
@@ -400,6 +402,10 @@ public final class FakeBackend implements LockBackend<String> {
 
         @Override
         public void abandon() {
+            Runnable hook = onAbandon;
+            if (hook != null) {
+                hook.run();
+            }
             abandonCalls.incrementAndGet();
             if (interruptSensitive && Thread.currentThread().isInterrupted()) {
                 return; // the clean-up request failed at once; best effort, never throws

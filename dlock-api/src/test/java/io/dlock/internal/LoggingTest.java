@@ -15,6 +15,11 @@ import io.dlock.spi.BackendUri;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -125,6 +130,63 @@ class LoggingTest {
                     + ", reason SESSION_LOST, 27650 ms of validity left (lease time 30000 ms, held for 12000 ms); "
                     + "cause: the backend's session that vouched for the lease ended or can no longer be trusted "
                     + "(see the backend's warning before this line)"), warnings.get(1));
+        }
+    }
+
+    /**
+     * A lease that expires while its renewal waits for an answer (a paused server, say) says so: a
+     * renewal went out and nothing came back. It used to blame "a GC pause" of this process, which
+     * is one of the possibilities but not what is known.
+     */
+    @Test
+    void anExpiryWhileARenewalGoesUnansweredSaysThatNotAGcPause() throws Exception {
+        ExecutorService worker = Executors.newCachedThreadPool();
+        f = new Fixture(UnaryOperator.identity(), worker);
+        try (LogCapture log = LogCapture.everyLevel()) {
+            DefaultLease lease = f.acquire(NAME, LEASE, true);
+            CountDownLatch gate = new CountDownLatch(1);
+            f.backend.renewGate = gate; // the server takes the request and never answers
+            f.scheduler.advance(Duration.ofSeconds(10)); // the renewal is sent at 10 s, on the worker
+            assertTrue(f.backend.renewEntered.await(10, TimeUnit.SECONDS));
+            f.scheduler.advance(Duration.ofSeconds(20)); // validity ends at 29.65 s
+
+            assertFalse(lease.isValid());
+            List<String> warnings = log.lines("WARN");
+            assertEquals(1, warnings.size(), warnings.toString());
+            assertTrue(warnings.get(0).endsWith("dlock: lease lost: lock '" + NAME + "' token " + lease.fencingToken()
+                    + ", reason EXPIRED, 0 ms of validity left (lease time 30000 ms, held for 29650 ms); cause: no "
+                    + "answer to the renewal sent 19650 ms earlier: the server, the network to it, or this process "
+                    + "stalled (a paused or overloaded server, lost packets, a long GC pause)"), warnings.get(0));
+            gate.countDown();
+        }
+    }
+
+    /** A lease whose renewal was never even sent: only then is this process the one to blame. */
+    @Test
+    void anExpiryWithoutARenewalSentBlamesThisProcess() throws Exception {
+        ExecutorService stuck = Executors.newSingleThreadExecutor();
+        CountDownLatch busy = new CountDownLatch(1);
+        stuck.execute(() -> {
+            try {
+                busy.await(10, TimeUnit.SECONDS); // the only worker is busy: renewal passes wait behind it
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        f = new Fixture(UnaryOperator.identity(), stuck);
+        try (LogCapture log = LogCapture.everyLevel()) {
+            DefaultLease lease = f.acquire(NAME, LEASE, true);
+            f.scheduler.advance(Duration.ofSeconds(30));
+
+            assertFalse(lease.isValid());
+            assertTrue(f.backend.renewCalls.isEmpty(), "no renewal was sent");
+            List<String> warnings = log.lines("WARN");
+            assertEquals(1, warnings.size(), warnings.toString());
+            assertTrue(warnings.get(0).endsWith("cause: no renewal was sent in the 29650 ms since the last one "
+                    + "succeeded (one was due every 10000 ms): this process stalled (a long GC pause, CPU starvation, "
+                    + "a suspended VM) or its worker threads were all busy"), warnings.get(0));
+        } finally {
+            busy.countDown();
         }
     }
 

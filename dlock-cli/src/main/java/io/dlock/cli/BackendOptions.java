@@ -65,18 +65,53 @@ final class BackendOptions {
      *     for a backend that does not answer
      */
     public static LockClient open(String uri, Duration operationTimeout, LockOptions defaults) {
-        LockClientConfig config;
+        LockClientConfig.Builder builder;
         try {
-            config = LockClientConfig.builder(uri).operationTimeout(operationTimeout).defaultLockOptions(defaults).build();
+            builder = LockClientConfig.builder(uri);
         } catch (IllegalArgumentException e) {
             throw new CliException(ExitCodes.USAGE, "bad --uri '" + BackendUri.redact(uri) + "': " + e.getMessage(), e);
         }
+        try {
+            builder.operationTimeout(operationTimeout);
+        } catch (IllegalArgumentException e) {
+            // the library's message names its parameter (operationTimeout); name the option instead
+            throw new CliException(ExitCodes.USAGE, "--operation-timeout must be positive, was "
+                    + Durations.format(operationTimeout == null ? Duration.ZERO : operationTimeout), e);
+        }
+        LockClientConfig config = builder.defaultLockOptions(defaults).build();
         try {
             return LockClient.open(config);
         } catch (IllegalArgumentException e) {
             throw new CliException(ExitCodes.USAGE, "bad --uri '" + BackendUri.redact(uri) + "': " + e.getMessage(), e);
         } catch (LockBackendException e) {
             throw unreachable(uri, e);
+        }
+    }
+
+    /**
+     * How long a command waits for the client to close after its backend failed: it has said what
+     * failed, and a backend that does not answer would only hold the exit up.
+     */
+    static final Duration CLOSE_AFTER_FAILURE = Duration.ofMillis(100);
+
+    /**
+     * Closes a client without waiting long for it, for a command that ends because the backend
+     * failed or a lease was lost: {@code close()} waits, up to about an operation timeout, for
+     * requests still in flight to a backend that is most likely not answering (the clean-up of a
+     * failed acquire, a release). The process exits anyway, and the server ends what is left by
+     * expiry. The close goes on, on a daemon thread, for as long as the process lives.
+     *
+     * @param client the client
+     * @param wait how long to wait for the close
+     */
+    static void closeBriefly(LockClient client, Duration wait) {
+        Thread closer = new Thread(client::close, "dlock-close");
+        closer.setDaemon(true);
+        closer.start();
+        try {
+            closer.join(Math.max(1, wait.toMillis()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

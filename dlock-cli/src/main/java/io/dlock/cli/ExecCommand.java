@@ -68,6 +68,8 @@ final class ExecCommand implements Callable<Integer> {
     private volatile Lease held;
     private volatile Child child;
     private volatile boolean stopping;
+    /** The acquire failed for the backend: the client is closed without waiting for it. */
+    private volatile boolean backendFailed;
 
     @Override
     public Integer call() throws InterruptedException {
@@ -82,6 +84,7 @@ final class ExecCommand implements Callable<Integer> {
             try {
                 granted = wait == null ? Optional.of(lock.acquire()) : lock.tryAcquire(wait);
             } catch (LockBackendException e) {
+                backendFailed = true;
                 throw BackendOptions.unreachable(backend.uri(), e);
             } catch (IllegalStateException e) {
                 if (stopping) {
@@ -146,25 +149,14 @@ final class ExecCommand implements Callable<Integer> {
             client = null;
             if (cl != null) {
                 if (lost) {
-                    // the backend is most likely unreachable, and close() would wait up to an operation
-                    // timeout for requests in flight; the process exits anyway, and the server ends what
-                    // is left by expiry
-                    closeBriefly(cl);
+                    // the backend is most likely unreachable (the release above was tried and logged)
+                    BackendOptions.closeBriefly(cl, Duration.ofSeconds(1));
+                } else if (backendFailed) {
+                    BackendOptions.closeBriefly(cl, BackendOptions.CLOSE_AFTER_FAILURE);
                 } else {
                     cl.close();
                 }
             }
-        }
-    }
-
-    private static void closeBriefly(LockClient cl) {
-        Thread closer = new Thread(cl::close, "dlock-exec-close");
-        closer.setDaemon(true);
-        closer.start();
-        try {
-            closer.join(1000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 }

@@ -185,6 +185,7 @@ public final class Main implements Runnable {
             setIfAbsent("org.slf4j.simpleLogger.log.io.dlock", "debug");
             setIfAbsent("org.slf4j.simpleLogger.log.org.apache.zookeeper", "warn");
             setIfAbsent("org.slf4j.simpleLogger.log.org.apache.curator", "warn");
+            setIfAbsent("org.slf4j.simpleLogger.log.io.etcd", "warn");
             setIfAbsent("org.slf4j.simpleLogger.showThreadName", "true");
             setIfAbsent("org.slf4j.simpleLogger.showDateTime", "true");
         } else if ("demo".equals(command) || "tck".equals(command)) {

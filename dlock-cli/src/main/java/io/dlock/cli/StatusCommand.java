@@ -35,7 +35,9 @@ final class StatusCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintStream out = System.out;
-        try (LockClient client = backend.open(LockOptions.defaults())) {
+        LockClient client = backend.open(LockOptions.defaults());
+        boolean failed = false;
+        try {
             if (!client.capabilities().contains(Capability.HOLDER_QUERY)) {
                 throw new CliException(ExitCodes.USAGE, "the backend at " + backend.redactedUri()
                         + " cannot tell who holds a lock (it does not declare HOLDER_QUERY)");
@@ -47,6 +49,7 @@ final class StatusCommand implements Callable<Integer> {
                 try {
                     holder = client.holder(name);
                 } catch (LockBackendException e) {
+                    failed = true;
                     throw BackendOptions.unreachable(backend.uri(), e);
                 }
                 rows.add(holder.map(h -> new String[] {name, "held", Long.toString(h.fencingToken()),
@@ -54,6 +57,12 @@ final class StatusCommand implements Callable<Integer> {
                         .orElseGet(() -> new String[] {name, "free", "-", "-", "-"}));
             }
             Table.print(out, rows);
+        } finally {
+            if (failed) {
+                BackendOptions.closeBriefly(client, BackendOptions.CLOSE_AFTER_FAILURE);
+            } else {
+                client.close();
+            }
         }
         return ExitCodes.OK;
     }

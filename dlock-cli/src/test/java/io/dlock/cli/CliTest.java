@@ -8,6 +8,7 @@ import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
 import io.dlock.LockOptions;
+import io.dlock.tck.ForeignServer;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -123,6 +124,12 @@ class CliTest {
         CliProcess noCommand = CliProcess.run(dir, PROMPT, "exec", "--uri", uri, "--name", "x");
         assertEquals(ExitCodes.USAGE, noCommand.exitCode(PROMPT), noCommand.describe());
         assertTrue(noCommand.stderr().contains("CMD"), noCommand.describe());
+
+        // a zero timeout is the option's fault, not the URI's (it was reported as "bad --uri")
+        CliProcess zeroTimeout = CliProcess.run(dir, PROMPT, "status", "--uri", uri, "--operation-timeout", "0", "x");
+        assertEquals(ExitCodes.USAGE, zeroTimeout.exitCode(PROMPT), zeroTimeout.describe());
+        assertEquals("dlock: --operation-timeout must be positive, was 0ms", zeroTimeout.stderr().strip(),
+                zeroTimeout.describe());
     }
 
     @Test
@@ -164,6 +171,52 @@ class CliTest {
         CliProcess run = CliProcess.run(dir, PROMPT, "exec", "--uri", "redis://127.0.0.1:" + closed, "--name", "x",
                 "--", "true");
         assertEquals(ExitCodes.UNREACHABLE, run.exitCode(PROMPT), run.describe());
+    }
+
+    /**
+     * etcd where nothing listens: one line from dlock, which says so, and none of the WARN lines
+     * jetcd logs for each lease request it retries (dozens before); and at once, not after the
+     * operation timeout (a minute here) that the client used to spend resending.
+     */
+    @Test
+    void anEtcdWhereNothingListensFailsAtOnceInOneLine() throws Exception {
+        int closed;
+        try (ServerSocket s = new ServerSocket(0)) {
+            closed = s.getLocalPort();
+        }
+        long t0 = System.nanoTime();
+        CliProcess p = CliProcess.run(dir, PROMPT, "exec", "--uri", "etcd://127.0.0.1:" + closed,
+                "--operation-timeout", "60s", "--name", "x", "--wait", "0", "--", "true");
+        Duration took = Duration.ofNanos(System.nanoTime() - t0);
+        assertEquals(ExitCodes.UNREACHABLE, p.exitCode(PROMPT), p.describe());
+        assertEquals(1, p.stderr().lines().filter(l -> !l.isBlank()).count(), p.describe());
+        assertTrue(p.stderr().startsWith("dlock: ") && p.stderr().contains("nothing listens there (connection refused)")
+                && p.stderr().contains("127.0.0.1:" + closed), p.describe());
+        // a JVM start and gRPC's classes loaded, far below the minute of the operation timeout
+        assertTrue(took.compareTo(Duration.ofSeconds(20)) < 0, "took " + took + "\n" + p.describe());
+    }
+
+    /**
+     * A backend that stopped answering (to a client, a paused redis-server is a listener that
+     * accepts connections and never answers): the command fails with 5 at the operation timeout,
+     * not a quarter of it later (the clean-up of the failed acquire used to run first, and the
+     * close after it waited for it too).
+     */
+    @Test
+    void aPausedBackendFailsAtTheOperationTimeout() throws Exception {
+        try (ForeignServer paused = ForeignServer.greeting(new byte[0])) {
+            // long, so that the quarter of it that the clean-up took (4 s) stands out of a JVM's start and exit
+            Duration timeout = Duration.ofSeconds(16);
+            long t0 = System.nanoTime();
+            CliProcess p = CliProcess.run(dir, PROMPT, "exec", "--uri", "redis://" + paused.hostPort(),
+                    "--operation-timeout", "16s", "--name", "x", "--wait", "0", "--", "true");
+            Duration took = Duration.ofNanos(System.nanoTime() - t0);
+            assertEquals(ExitCodes.UNREACHABLE, p.exitCode(PROMPT), p.describe());
+            assertTrue(p.stderr().contains("did not answer the acquire"), p.describe());
+            // the timeout plus a JVM's start and exit on a loaded machine (about 1.2 s here); it used to
+            // take 5 s more
+            assertTrue(took.compareTo(timeout.plusSeconds(3)) < 0, "took " + took + "\n" + p.describe());
+        }
     }
 
     // ------------------------------------------------------------------ exec

@@ -23,12 +23,18 @@ import io.dlock.LockOptions;
 import io.dlock.dynamodb.internal.DynamoDbLockBackend;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
+import io.dlock.Ticker;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.core.interceptor.SdkExecutionAttribute;
 
 /**
  * Server faults against DynamoDB Local, one server per test: SIGSTOP, SIGKILL and restart, a closed
@@ -152,6 +158,52 @@ class DynamoDbFaultTest {
             try (LockClient other = client(plainUri())) {
                 other.lock("lost-answer").tryAcquire().orElseThrow().release();
             }
+        }
+    }
+
+    /**
+     * A try of a waiter makes two requests (a read, then the write that queues it), and the two
+     * share one operation timeout: a slow read that answers leaves the write only what is left.
+     * Before, each request had a whole timeout, and such a try failed after about 1.6 of them.
+     */
+    @Test
+    void theRequestsOfOneTryShareOneOperationTimeout() throws Exception {
+        Duration slowRead = OP_TIMEOUT.multipliedBy(6).dividedBy(10);
+        AtomicReference<String> stall = new AtomicReference<>(); // null: no delays
+        ExecutionInterceptor slow = new ExecutionInterceptor() {
+            @Override
+            public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
+                String action = attributes.getAttribute(SdkExecutionAttribute.OPERATION_NAME);
+                if (stall.get() == null) {
+                    return;
+                }
+                // outside the SDK's own timers, inside dlock's wait for the call: the read answers
+                // late, the write after it never in time
+                if ("GetItem".equals(action)) {
+                    TestTiming.sleep(slowRead.toMillis());
+                } else if ("UpdateItem".equals(action)) {
+                    try {
+                        Thread.sleep(OP_TIMEOUT.multipliedBy(3).toMillis());
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt(); // dlock gave up on the call
+                    }
+                }
+            }
+        };
+        try (LockClient holder = client(plainUri());
+             DynamoDbLockBackend waiter = openBackend(plainUri(), OP_TIMEOUT, Ticker.system(), Clock.systemUTC(),
+                     b -> b.addExecutionInterceptor(slow))) {
+            Lease held = holder.lock("shared-deadline").tryAcquire().orElseThrow();
+            AcquireAttempt<Void> attempt = waiter.newAttempt(request("shared-deadline", Duration.ofSeconds(30)));
+            assertFalse(isGranted(attempt.tryOnce()), "the lock is held"); // the first try: the write alone
+            stall.set("on");
+            // the second try reads the item, then queues: the timeout, plus the Calls grace and scheduling
+            long t0 = System.nanoTime();
+            assertThrowsWithin(LockBackendException.class, OP_TIMEOUT.plusMillis(400), attempt::tryOnce);
+            assertTrue(System.nanoTime() - t0 >= slowRead.toNanos(), "the read was slow, as arranged");
+            stall.set(null);
+            attempt.abandon();
+            held.release();
         }
     }
 

@@ -6,18 +6,16 @@ import com.sun.net.httpserver.HttpServer;
 import io.dlock.LockBackendException;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
+import io.dlock.tck.ForeignServer;
 import io.dlock.tck.ServerProcesses;
 import io.dlock.tck.TestTiming;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -96,18 +94,14 @@ class WrongServiceTest {
 
     @Test
     void aListenerThatNeverAnswers() {
-        Listener l = new Listener(null);
+        ForeignServer l = ForeignServer.greeting(new byte[0]);
         toClose.add(l);
         assertOpenFailsClearly(l.port(), "a silent listener");
     }
 
     @Test
     void aListenerThatSendsGarbage() {
-        byte[] garbage = new byte[256];
-        for (int i = 0; i < garbage.length; i++) {
-            garbage[i] = (byte) (0xA5 ^ i);
-        }
-        Listener l = new Listener(garbage);
+        ForeignServer l = ForeignServer.greeting(ForeignServer.garbage());
         toClose.add(l);
         assertOpenFailsClearly(l.port(), "a garbage listener");
     }
@@ -147,49 +141,5 @@ class WrongServiceTest {
 
     private static boolean fail(String why) {
         throw new AssertionError(why);
-    }
-
-    /** Accepts connections; writes {@code greeting} to each (if not null), then never reads or answers. */
-    private static final class Listener implements AutoCloseable {
-        private final ServerSocket server;
-        private final List<Socket> accepted = new CopyOnWriteArrayList<>();
-        private final Thread acceptor;
-
-        Listener(byte[] greeting) {
-            try {
-                server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-            acceptor = new Thread(() -> {
-                while (!server.isClosed()) {
-                    try {
-                        Socket s = server.accept();
-                        accepted.add(s);
-                        if (greeting != null) {
-                            s.getOutputStream().write(greeting);
-                            s.getOutputStream().flush();
-                        }
-                    } catch (IOException closedOrReset) {
-                        // closed by close(), or the client went away first
-                    }
-                }
-            }, "test-listener");
-            acceptor.setDaemon(true);
-            acceptor.start();
-        }
-
-        int port() {
-            return server.getLocalPort();
-        }
-
-        @Override
-        public void close() throws Exception {
-            server.close();
-            for (Socket s : new ArrayList<>(accepted)) {
-                s.close();
-            }
-            acceptor.join(5_000);
-        }
     }
 }

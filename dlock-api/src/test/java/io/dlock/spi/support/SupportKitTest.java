@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dlock.spi.BackendUri;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -134,5 +136,39 @@ class SupportKitTest {
         assertTrue(Ids.randomHex(8).matches("[0-9a-f]{16}"));
         rejects("bytes must be 1 to 64", () -> Ids.randomHex(0));
         rejects("bytes must be 1 to 64", () -> Ids.randomHex(65));
+    }
+
+    @Test
+    void addressProbeTellsRefusedFromAcceptedAndUnresolved() throws Exception {
+        int closed;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closed = s.getLocalPort(); // nothing listens there once it is closed (a test's usual closed port)
+        }
+        try (ServerSocket open = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            BackendUri.HostPort refused = new BackendUri.HostPort("127.0.0.1", closed);
+            BackendUri.HostPort accepts = new BackendUri.HostPort("127.0.0.1", open.getLocalPort());
+            BackendUri.HostPort unresolved = new BackendUri.HostPort("no-such-host.invalid", 1);
+            Duration budget = Duration.ofSeconds(2); // loopback answers at once; generous for a loaded machine
+            List<AddressProbe.Finding> found = AddressProbe.probe(List.of(refused, accepts, unresolved), budget);
+            assertEquals(List.of(AddressProbe.Kind.REFUSED, AddressProbe.Kind.ACCEPTS, AddressProbe.Kind.UNRESOLVED),
+                    found.stream().map(AddressProbe.Finding::kind).toList());
+            assertEquals(refused, found.get(0).address());
+            assertEquals("no etcd answered at 127.0.0.1:" + closed + ": nothing listens there (connection refused); "
+                    + "check the host, the port and that the server runs", found.get(0).describe("etcd"));
+            assertTrue(found.get(1).describe("ZooKeeper").contains("something there accepts TCP connections but did "
+                    + "not complete a ZooKeeper handshake"), found.get(1).describe("ZooKeeper"));
+            assertEquals("the host name of no-such-host.invalid:1 does not resolve; check the host",
+                    found.get(2).describe("etcd"));
+            assertFalse(AddressProbe.nothingListens(found), "something listens at one of them");
+            assertTrue(AddressProbe.nothingListens(List.of(found.get(0), found.get(2))));
+            assertFalse(AddressProbe.nothingListens(List.of()), "no address is no evidence");
+        }
+        rejects("addresses", () -> AddressProbe.probe(null, Duration.ZERO));
+        rejects("addresses must each have a port", () -> AddressProbe.probe(
+                List.of(new BackendUri.HostPort("h", -1)), Duration.ZERO));
+        rejects("budget", () -> AddressProbe.probe(List.of(), Duration.ofMillis(-1)));
+        rejects("findings", () -> AddressProbe.nothingListens(null));
+        rejects("service", () -> new AddressProbe.Finding(new BackendUri.HostPort("h", 1), AddressProbe.Kind.REFUSED,
+                "", Duration.ZERO).describe(" "));
     }
 }

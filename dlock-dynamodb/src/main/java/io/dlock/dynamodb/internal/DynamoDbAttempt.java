@@ -69,6 +69,8 @@ final class DynamoDbAttempt implements AcquireAttempt<Void> {
     private boolean paceHeld;
     private int paceIndex = -1;
     private long paceSince;
+    /** When the current try's requests must have ended: one operation timeout after it began. */
+    private long deadline;
 
     DynamoDbAttempt(DynamoDbLockBackend backend, AcquireRequest request) {
         this.backend = backend;
@@ -106,6 +108,8 @@ final class DynamoDbAttempt implements AcquireAttempt<Void> {
     }
 
     private AttemptResult<Void> tryOnce(boolean interruptible) {
+        // a try makes up to three requests (write, read, write on the line); they share one operation timeout
+        deadline = backend.deadline();
         if (!foundTaken) {
             Sightings.Sighting s = sightings.get(request.name());
             // a version seen ripe by an earlier attempt of this client, still to be checked by the write
@@ -114,7 +118,7 @@ final class DynamoDbAttempt implements AcquireAttempt<Void> {
         }
         LockItem item;
         try {
-            item = backend.read(request.name(), "acquire", interruptible);
+            item = backend.read(request.name(), "acquire", deadline, interruptible);
         } catch (Failures.Interrupted e) {
             return AttemptResult.busy(); // a read changes nothing
         }
@@ -147,11 +151,11 @@ final class DynamoDbAttempt implements AcquireAttempt<Void> {
         DynamoDbLockBackend.QueueAnswer answer = null;
         try {
             if (index != 0 && s.skipRipe(now) && s.rvn() != null) {
-                answer = backend.skip(name, s.rvn(), s.head(), interruptible);
+                answer = backend.skip(name, s.rvn(), s.head(), deadline, interruptible);
             } else if (!first && index < 0) {
                 ticket = LockItem.ticket(request.ownerId(), tickets++, ticketMillis);
                 maybeQueued = true;
-                answer = backend.enqueue(name, ticket, interruptible);
+                answer = backend.enqueue(name, ticket, deadline, interruptible);
             } else {
                 return hint(item, s, now);
             }
@@ -172,7 +176,7 @@ final class DynamoDbAttempt implements AcquireAttempt<Void> {
         String name = request.name();
         DynamoDbLockBackend.Outcome outcome;
         try {
-            outcome = backend.acquire(request, kind, seenRvn, ticket, interruptible);
+            outcome = backend.acquire(request, kind, seenRvn, ticket, deadline, interruptible);
         } catch (Failures.Interrupted e) {
             outcomeUnknown = true;
             return AttemptResult.busy();

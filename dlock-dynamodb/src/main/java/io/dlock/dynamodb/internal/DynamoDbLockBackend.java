@@ -45,6 +45,7 @@ import software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
 import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
 import software.amazon.awssdk.awscore.exception.AwsServiceException;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.retry.RetryMode;
@@ -306,12 +307,14 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
      * @param seenRvn a held version this client has seen unchanged for a whole lease time, or null
      *     (the lock must be free)
      * @param ticket this attempt's ticket ({@link GrantKind#HEAD} only)
+     * @param deadline the {@link System#nanoTime()} reading by which the try this write is part of ends
      * @param interruptible whether the caller's interrupt ends the wait for the answer
      * @return the outcome
      * @throws LockBackendException if the outcome is unknown ({@link Failures.Interrupted} if the
      *     thread was interrupted)
      */
-    Outcome acquire(AcquireRequest request, GrantKind grant, String seenRvn, String ticket, boolean interruptible) {
+    Outcome acquire(AcquireRequest request, GrantKind grant, String seenRvn, String ticket, long deadline,
+                    boolean interruptible) {
         String name = request.name();
         String rvn = newRvn();
         Map<String, AttributeValue> values = new HashMap<>();
@@ -350,10 +353,11 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
                 .expressionAttributeValues(values)
                 .returnValues(ReturnValue.UPDATED_NEW)
                 .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
+                .overrideConfiguration(o -> timeouts(o, remaining(deadline)))
                 .build();
         LockItem found;
         try {
-            UpdateItemResponse response = calls.run("acquire", name, timeout, interruptible,
+            UpdateItemResponse response = calls.run("acquire", name, remaining(deadline), interruptible,
                     () -> client.updateItem(update));
             LockItem granted = item("acquire", name, response.attributes());
             if (!request.ownerId().equals(granted.owner()) || granted.token() <= 0) {
@@ -364,7 +368,7 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
         } catch (ConditionalCheckFailedException e) {
             // a server that does not return the item with the failed condition: ask for it
             found = e.hasItem() && !e.item().isEmpty() ? item("acquire", name, e.item())
-                    : read(name, "acquire", interruptible);
+                    : read(name, "acquire", deadline, interruptible);
         } catch (TransactionConflictException e) {
             // the item is in a renewal transaction (renewal=transaction) right now: it is held; nothing was written
             return new Outcome(false, 0, null);
@@ -382,20 +386,21 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
      *
      * @param name the lock
      * @param ticket the ticket
+     * @param deadline the {@link System#nanoTime()} reading by which the try this write is part of ends
      * @param interruptible whether the caller's interrupt ends the wait for the answer
      * @return what the write found (not applied: the ticket was in line already, or the item was
      *     never granted); null when the item was in a renewal transaction and nothing was written
      * @throws LockBackendException if the outcome is unknown ({@link Failures.Interrupted} if the
      *     thread was interrupted)
      */
-    QueueAnswer enqueue(String name, String ticket, boolean interruptible) {
+    QueueAnswer enqueue(String name, String ticket, long deadline, boolean interruptible) {
         Map<String, AttributeValue> values = new HashMap<>();
         values.put(":ticket", AttributeValue.fromS(ticket));
         values.put(":mine", AttributeValue.fromL(List.of(AttributeValue.fromS(ticket))));
         values.put(":empty", AttributeValue.fromL(List.of()));
         // only an item that was granted before: a lock never granted is free and needs no line
         return queueWrite("queueing for", name, "SET #q = list_append(if_not_exists(#q, :empty), :mine)",
-                "attribute_exists(#r) AND NOT contains(#q, :ticket)", names("#q", "#r"), values, timeout,
+                "attribute_exists(#r) AND NOT contains(#q, :ticket)", names("#q", "#r"), values, remaining(deadline),
                 interruptible);
     }
 
@@ -406,18 +411,19 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
      * @param name the lock
      * @param rvn the record version seen
      * @param head the ticket seen first in line
+     * @param deadline the {@link System#nanoTime()} reading by which the try this write is part of ends
      * @param interruptible whether the caller's interrupt ends the wait for the answer
      * @return what the write found; null when the item was in a renewal transaction and nothing
      *     was written
      * @throws LockBackendException if DynamoDB fails ({@link Failures.Interrupted} if the thread
      *     was interrupted)
      */
-    QueueAnswer skip(String name, String rvn, String head, boolean interruptible) {
+    QueueAnswer skip(String name, String rvn, String head, long deadline, boolean interruptible) {
         Map<String, AttributeValue> values = new HashMap<>();
         values.put(":seen", AttributeValue.fromS(rvn));
         values.put(":head", AttributeValue.fromS(head));
         QueueAnswer answer = queueWrite("skipping a waiter of", name, "REMOVE #q[0]", "#r = :seen AND #q[0] = :head",
-                names("#q", "#r"), values, timeout, interruptible);
+                names("#q", "#r"), values, remaining(deadline), interruptible);
         if (answer != null && answer.applied()) {
             LOG.debug("dlock: skipped the waiter {} of lock '{}', which left its turn unused for its ticket time",
                     head, name);
@@ -490,8 +496,7 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
                 .expressionAttributeValues(values)
                 .returnValues(ReturnValue.ALL_NEW)
                 .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
-                .overrideConfiguration(o -> o.apiCallTimeout(callTimeout)
-                        .apiCallAttemptTimeout(max(callTimeout.dividedBy(2), min(callTimeout, Duration.ofMillis(100)))))
+                .overrideConfiguration(o -> timeouts(o, callTimeout))
                 .build();
         try {
             UpdateItemResponse response = calls.run(operation, name, callTimeout, interruptible,
@@ -542,12 +547,24 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
      *
      * @param name the lock
      * @param operation what it is for, for messages
+     * @param deadline the {@link System#nanoTime()} reading by which the operation this read is
+     *     part of ends
      * @param interruptible whether the caller's interrupt ends the wait for the answer
      * @return the item
      * @throws LockBackendException if DynamoDB fails or does not answer in time
      */
-    LockItem read(String name, String operation, boolean interruptible) {
-        return read(name, operation, timeout, interruptible);
+    LockItem read(String name, String operation, long deadline, boolean interruptible) {
+        return read(name, operation, remaining(deadline), interruptible);
+    }
+
+    /**
+     * The deadline of an operation that starts now: one operation timeout, shared by every
+     * request the operation makes.
+     *
+     * @return a {@link System#nanoTime()} reading
+     */
+    long deadline() {
+        return System.nanoTime() + timeout.toNanos();
     }
 
     private LockItem read(String name, String operation, Duration callTimeout, boolean interruptible) {
@@ -555,8 +572,7 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
             GetItemResponse response = calls.run(operation, name, callTimeout, interruptible, () -> client.getItem(b -> b
                     .tableName(settings.table).key(key(name)).consistentRead(true).projectionExpression(PROJECTION)
                     .expressionAttributeNames(names("#o", "#t", "#r", "#l", "#q"))
-                    .overrideConfiguration(o -> o.apiCallTimeout(callTimeout).apiCallAttemptTimeout(
-                            max(callTimeout.dividedBy(2), min(callTimeout, Duration.ofMillis(100)))))));
+                    .overrideConfiguration(o -> timeouts(o, callTimeout))));
             return item(operation, name, response.item());
         } catch (SdkException e) {
             throw failures.of(operation, "GetItem", name, e);
@@ -646,13 +662,21 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
         return Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(1), deadline - System.nanoTime()));
     }
 
+    /**
+     * Sets a request's timeouts: the whole call within {@code callTimeout}, each attempt within
+     * half of it (at least 100 ms, unless the call has less), so the SDK can retry once in time.
+     */
+    private static void timeouts(AwsRequestOverrideConfiguration.Builder o, Duration callTimeout) {
+        o.apiCallTimeout(callTimeout)
+                .apiCallAttemptTimeout(max(callTimeout.dividedBy(2), min(callTimeout, Duration.ofMillis(100))));
+    }
+
     /** Renews one lease with one conditional UpdateItem, on the calling thread (one of the backend's). */
     private boolean renewOne(Grant<Void> lock, Duration callTimeout) {
         String name = lock.name();
         try {
             client.updateItem(heldUpdate(lock, RENEW_UPDATE).toBuilder()
-                    .overrideConfiguration(o -> o.apiCallTimeout(callTimeout)
-                            .apiCallAttemptTimeout(max(callTimeout.dividedBy(2), min(callTimeout, Duration.ofMillis(100)))))
+                    .overrideConfiguration(o -> timeouts(o, callTimeout))
                     .build());
             return true;
         } catch (ConditionalCheckFailedException e) {
@@ -846,7 +870,7 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
      */
     @Override
     public Optional<LockHolder> holder(String name) {
-        LockItem item = read(name, "holder query", true);
+        LockItem item = read(name, "holder query", deadline(), true);
         return item.free() ? Optional.empty() : Optional.of(new LockHolder(name, item.owner(), item.token(), null));
     }
 

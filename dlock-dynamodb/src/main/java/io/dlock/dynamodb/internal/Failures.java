@@ -1,6 +1,7 @@
 package io.dlock.dynamodb.internal;
 
 import io.dlock.LockBackendException;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Set;
@@ -88,6 +89,12 @@ final class Failures {
                 return new LockBackendException(what + " was throttled by DynamoDB (" + said + "): the table's capacity"
                         + " or the account's request rate is exhausted", lockName, e);
             }
+            if (code == null) {
+                // an HTTP answer without a DynamoDB error in it: something else serves the endpoint
+                return new LockBackendException(what + " failed: " + settings.server() + " answered HTTP "
+                        + ase.statusCode() + " without a DynamoDB error: check that the endpoint is DynamoDB's (or "
+                        + "DynamoDB Local's)", lockName, e);
+            }
             return new LockBackendException(what + " failed: " + said + " (HTTP " + ase.statusCode() + ")", lockName, e);
         }
         if (e instanceof ApiCallTimeoutException || e instanceof ApiCallAttemptTimeoutException) {
@@ -100,8 +107,26 @@ final class Failures {
                     + "secretAccessKey in the URI, name a profile, or configure the SDK's default chain. " + message,
                     lockName, e);
         }
+        if (notHttp(e)) {
+            return new LockBackendException(what + " failed: " + settings.server() + " does not speak HTTP: it "
+                    + "answered with something that is not an HTTP response (" + message + "); check the host and "
+                    + "port of the endpoint", lockName, e);
+        }
         return new LockBackendException(what + " failed: could not reach " + settings.server() + ": " + message,
                 lockName, e);
+    }
+
+    /**
+     * Whether the HTTP client read an answer that is not HTTP: the JDK's URL connection says
+     * "Invalid Http response" (it has no exception type of its own for it).
+     */
+    private static boolean notHttp(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof IOException && "Invalid Http response".equals(t.getMessage())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -2,8 +2,11 @@ package io.dlock.etcd.internal;
 
 import io.dlock.LockBackendException;
 import io.dlock.Ticker;
+import io.dlock.spi.support.AddressProbe;
+import io.dlock.spi.support.UriReader;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.grpc.Status;
+import java.net.ConnectException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -18,6 +21,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * Runs jetcd's asynchronous calls against a deadline: waits without being interruptible (the
@@ -46,6 +50,8 @@ final class Calls {
     private static final long MAX_HEDGE = TimeUnit.SECONDS.toNanos(1);
     /** At most this many rounds of copies per call, so that a slow cluster is not flooded. */
     private static final int MAX_HEDGES = 2;
+    /** The longest the probe of the addresses may take (see {@link AddressProbe}). */
+    private static final Duration PROBE_BUDGET = Duration.ofMillis(250);
 
     private final EtcdSettings settings;
     private final Ticker ticker;
@@ -55,6 +61,8 @@ final class Calls {
     private final int routes;
     /** How long a request may go unanswered before a copy is sent: a quarter of the timeout, 100 ms to 1 s. */
     private final long hedgeNanos;
+    /** Whether any request of this client was ever answered: until then, a refused connection fails a call at once. */
+    private volatile boolean reached;
 
     Calls(EtcdSettings settings, Ticker ticker, Duration timeout, BooleanSupplier closed) {
         this.settings = settings;
@@ -114,6 +122,8 @@ final class Calls {
         /** When the next copy may be sent if nothing answered, on {@link System#nanoTime()}. */
         private long hedgeAt;
         private Throwable lastFailure;
+        /** Whether this call probed the addresses already. */
+        private boolean probed;
 
         private Call(String what, String lockName, Supplier<CompletableFuture<T>> op, boolean retry) {
             this.what = what;
@@ -180,6 +190,7 @@ final class Calls {
                         try {
                             T answer = s.future.join();
                             answered = s;
+                            reached = true;
                             cancelInFlight();
                             return answer;
                         } catch (CompletionException | CancellationException e) {
@@ -190,10 +201,12 @@ final class Calls {
                                         + "lease expired or was revoked (" + scrub(describe(cause)) + ")", lockName, cause);
                             }
                             lastFailure = cause;
+                            notEtcd(cause);
                             if (!retry || closed.getAsBoolean() || !retryable(cause)) {
                                 cancelInFlight();
                                 throw failure(cause);
                             }
+                            refusedEverywhere(cause);
                             failed = true;
                         }
                     }
@@ -258,6 +271,43 @@ final class Calls {
                     Thread.currentThread().interrupt();
                 }
             }
+        }
+
+        /**
+         * A client that has never reached a member, whose request was refused a connection: if
+         * nothing listens at any address of the URI, retrying until the deadline cannot help (a
+         * refusal is known at once), so the call fails now and says so. Once a member has answered,
+         * refusals are retried as usual: a member that restarts refuses for a moment.
+         */
+        private void refusedEverywhere(Throwable cause) {
+            if (reached || probed || !refused(cause)) {
+                return;
+            }
+            probed = true;
+            List<AddressProbe.Finding> findings = AddressProbe.probe(settings.hosts, PROBE_BUDGET);
+            if (AddressProbe.nothingListens(findings)) {
+                cancelInFlight();
+                throw new LockBackendException("etcd: " + what + describeLock() + " failed: " + findings.stream()
+                        .map(f -> f.describe("etcd")).collect(Collectors.joining("; ")), lockName, cause);
+            }
+        }
+
+        /**
+         * The server answered with bytes that are not HTTP/2, so not gRPC: another service listens at
+         * the address (a Redis, an HTTP/1 server, garbage). Resending cannot help where the URI names
+         * only that address, so the call fails now and says so; where it names several, another
+         * member may answer, and the message at the deadline names the failure.
+         */
+        private void notEtcd(Throwable cause) {
+            String http2 = http2Failure(cause);
+            if (http2 == null || reached || settings.hosts.size() > 1) {
+                return;
+            }
+            cancelInFlight();
+            throw new LockBackendException("etcd: " + what + describeLock() + " failed: the server at "
+                    + UriReader.authority(settings.hosts.get(0)) + " does not speak etcd's protocol (gRPC over "
+                    + "HTTP/2): " + scrub(http2) + "; check the host and port in the uri (etcd's client port, 2379 by "
+                    + "default)", lockName, cause);
         }
 
         private CompletableFuture<Object> anyOf() {
@@ -370,6 +420,32 @@ final class Calls {
             }
         }
         return text == null ? code : code + ": " + text;
+    }
+
+    /**
+     * @return the message of Netty's HTTP/2 protocol error in a failure's causes (the server's first
+     *     bytes were not an HTTP/2 frame), or null. Matched by class name: Netty is gRPC's transport
+     *     here, not a dependency of this module.
+     */
+    static String http2Failure(Throwable t) {
+        for (Throwable c = unwrap(t); c != null; c = c.getCause() == c ? null : c.getCause()) {
+            for (Class<?> k = c.getClass(); k != null; k = k.getSuperclass()) {
+                if (k.getName().equals("io.netty.handler.codec.http2.Http2Exception")) {
+                    return c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
+                }
+            }
+        }
+        return null;
+    }
+
+    /** @return whether a connection to a member was refused: nothing listened at its address */
+    static boolean refused(Throwable t) {
+        for (Throwable c = unwrap(t); c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof ConnectException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** @return whether etcd answered that the lease named by the request does not exist */

@@ -156,7 +156,7 @@ final class RedisConnections implements AutoCloseable {
                 long budgetNanos, Predicate<Object> wrote) {
         long deadline = System.nanoTime() + budgetNanos;
         return call(operation, lockName, budgetNanos, c -> {
-            Object reply = eval(c, script, keys, args);
+            Object reply = eval(c, script, keys, args, deadline);
             if (settings.waitReplicas > 0 && wrote != null && wrote.test(reply)) {
                 awaitReplicas(c, deadline, operation, lockName);
             }
@@ -181,11 +181,14 @@ final class RedisConnections implements AutoCloseable {
         }
     }
 
-    private static Object eval(Connection c, Script script, List<String> keys, List<String> args) {
+    private static Object eval(Connection c, Script script, List<String> keys, List<String> args, long deadline) {
         try {
             return c.executeCommand(scriptArgs(Protocol.Command.EVALSHA, script.sha(), keys, args));
         } catch (JedisNoScriptException e) {
-            // a fresh or restarted server: EVAL runs the script and caches it for the next EVALSHA
+            // a fresh or restarted server: EVAL runs the script and caches it for the next EVALSHA,
+            // within what is left of the call's budget
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            c.setSoTimeout((int) Math.max(MIN_READ_TIMEOUT_MILLIS, Math.min(Integer.MAX_VALUE, left)));
             return c.executeCommand(scriptArgs(Protocol.Command.EVAL, script.source(), keys, args));
         }
     }
@@ -212,6 +215,9 @@ final class RedisConnections implements AutoCloseable {
                 borrowDeadline[0] = deadline;
                 c = pool.borrowObject(Duration.ofNanos(Math.max(1_000_000L, deadline - System.nanoTime())));
             } catch (Exception e) {
+                if (hasCause(e, RedisSocketFactory.NotRedisException.class)) {
+                    throw notRedis(operation, lockName, e);
+                }
                 if (attempt == 0 && retryable(e, start, budgetNanos)) {
                     continue;
                 }
@@ -259,6 +265,22 @@ final class RedisConnections implements AutoCloseable {
         } catch (Exception e) {
             LOG.debug("dlock: returning a connection to the pool of {} failed", settings.address(), e);
         }
+    }
+
+    /**
+     * The server at the URI's address answered PING with bytes that are not a Redis reply: another
+     * service listens there, or a TLS one for a {@code redis://} URI.
+     */
+    private LockBackendException notRedis(String operation, String lockName, Exception e) {
+        String what = lockName == null ? operation : operation + " of lock '" + lockName + "'";
+        String said = "";
+        for (Throwable t : chain(e)) {
+            if (t instanceof RedisSocketFactory.NotRedisException) {
+                said = t.getMessage();
+            }
+        }
+        return new LockBackendException("the server at " + settings.address() + " does not speak the Redis protocol: "
+                + settings.uri.scrub(said) + " (for the " + what + "); check the host and port in the uri", lockName, e);
     }
 
     /** Turns a failure into a message that says what went wrong and what to check, without secrets. */

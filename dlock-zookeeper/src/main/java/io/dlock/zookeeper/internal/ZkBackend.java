@@ -11,6 +11,7 @@ import io.dlock.spi.Grant;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.ReleaseOutcome;
 import io.dlock.spi.RenewOutcome;
+import io.dlock.spi.support.AddressProbe;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,6 +30,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.ACLProvider;
@@ -74,8 +76,13 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
     private static final Logger LOG = LoggerFactory.getLogger(ZkBackend.class);
     /** How long the core has to tell a holder its lease was lost before the janitor deletes the node. */
     private static final long LOST_NODE_GRACE_MILLIS = 1000;
-    /** The longest the probe of the addresses may add to a failed open (see {@link AddressProbe}). */
+    /** The longest the probe of the addresses may take (see {@link AddressProbe}). */
     private static final Duration PROBE_BUDGET = Duration.ofMillis(250);
+    /**
+     * How long open waits for a session before it probes the addresses: a reachable server on a
+     * usual network gives one sooner, and where nothing listens the open fails after this.
+     */
+    private static final Duration FIRST_LOOK = Duration.ofMillis(100);
     private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(EnumSet.of(
             Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.FAIR, Capability.HOLDER_QUERY,
             Capability.SURVIVES_SERVER_FAILOVER));
@@ -141,9 +148,21 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
         ZkBackend backend = new ZkBackend(config, context, cf, new Calls(timeout), runSafe);
         cf.getConnectionStateListenable().addListener((client, state) -> backend.stateChanged(state));
         boolean connected;
+        List<AddressProbe.Finding> findings = null;
+        long deadline = System.nanoTime() + timeout.toNanos();
         try {
             cf.start();
-            connected = cf.blockUntilConnected(timeoutMs, TimeUnit.MILLISECONDS);
+            connected = cf.blockUntilConnected((int) Math.min(timeoutMs, FIRST_LOOK.toMillis()), TimeUnit.MILLISECONDS);
+            if (!connected) {
+                // no session yet: look at the addresses. Where nothing listens, a refused connection
+                // is known at once, and waiting out the timeout would only hide it
+                findings = AddressProbe.probe(config.addresses, min(PROBE_BUDGET, remaining(deadline)));
+                if (!AddressProbe.nothingListens(findings)) {
+                    long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+                    connected = left > 0 && cf.blockUntilConnected((int) Math.min(Integer.MAX_VALUE, left),
+                            TimeUnit.MILLISECONDS);
+                }
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             backend.closeUnconnected();
@@ -156,16 +175,27 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
         }
         if (!connected) {
             backend.closeUnconnected();
-            // say what is there: a wrong port and a stopped server look the same to the client
-            List<String> findings = AddressProbe.findings(config.addresses,
-                    timeout.compareTo(PROBE_BUDGET) < 0 ? timeout : PROBE_BUDGET);
-            throw new LockBackendException("could not connect to ZooKeeper at " + config.connectString
-                    + " within the operation timeout of " + timeout + ": " + String.join("; ", findings), null, null);
+            // say what is there (the probe's findings from the start of the wait): a wrong port and a
+            // stopped server look the same to the client
+            String found = findings.stream().map(f -> f.describe("ZooKeeper")).collect(Collectors.joining("; "));
+            throw new LockBackendException(AddressProbe.nothingListens(findings)
+                    ? "could not connect to ZooKeeper at " + config.connectString + ": " + found
+                    : "could not connect to ZooKeeper at " + config.connectString + " within the operation timeout of "
+                    + timeout + ": " + found, null, null);
         }
         backend.refreshSession();
         LOG.debug("dlock: connected to ZooKeeper at {}, session timeout {} ms", config.connectString,
                 backend.sessionTimeoutMs);
         return backend;
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+
+    /** @return the time left until a {@link System#nanoTime()} deadline, zero if it passed */
+    private static Duration remaining(long deadline) {
+        return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
     }
 
     /** Lock nodes and the parents dlock creates: with credentials, all rights for us and read for the world. */
@@ -530,9 +560,16 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
         close(calls.timeout());
     }
 
-    /** Clean-up of an open that never got a session: nothing to tell a server, so nothing to wait for. */
+    /**
+     * Clean-up of an open that never got a session: nothing to tell a server, so nothing to wait
+     * for, and the failed open does not wait either. ZooKeeper's close joins its connection thread,
+     * which sleeps up to a second between attempts to reach an address that refused it, and no
+     * interrupt of ours reaches that sleep; so the close runs on a thread of its own, and every
+     * thread of the client ends within about a second of the failure.
+     */
     private void closeUnconnected() {
-        close(Duration.ZERO);
+        Thread closer = context.threadFactory().newThread(() -> close(Duration.ZERO));
+        closer.start();
     }
 
     private void close(Duration grace) {

@@ -2,7 +2,6 @@ package io.dlock.zookeeper.internal;
 
 import io.dlock.spi.BackendUri;
 import io.dlock.spi.support.UriReader;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,8 +22,8 @@ final class ZkConfig {
     private static final Set<String> PARAMS = Set.of("sessionTimeout", "prefix");
 
     final String connectString;
-    /** The configured addresses, unresolved, for {@link AddressProbe}. */
-    final List<InetSocketAddress> addresses;
+    /** The configured addresses, each with its port, for {@link io.dlock.spi.support.AddressProbe}. */
+    final List<BackendUri.HostPort> addresses;
     /**
      * Where the per-name parents live: chroot + "/" + prefix. Not a Curator namespace: Curator
      * creates a namespace with a blocking call on the caller's thread, outside our deadlines.
@@ -35,7 +34,7 @@ final class ZkConfig {
     final String password;
     final String shown; // redacted URI, for messages
 
-    private ZkConfig(String connectString, List<InetSocketAddress> addresses, String basePath,
+    private ZkConfig(String connectString, List<BackendUri.HostPort> addresses, String basePath,
                      Duration sessionTimeout, String user, String password, String shown) {
         this.connectString = connectString;
         this.addresses = List.copyOf(addresses);
@@ -50,10 +49,10 @@ final class ZkConfig {
         UriReader r = UriReader.of(uri, "dlock-zookeeper", PARAMS);
         String scheme = r.scheme("zookeeper", "zk");
         List<String> hosts = new ArrayList<>();
-        List<InetSocketAddress> addresses = new ArrayList<>();
-        for (BackendUri.HostPort hp : r.hosts(DEFAULT_PORT, Integer.MAX_VALUE, scheme + "://host:port[,host:port...]")) {
+        List<BackendUri.HostPort> addresses = r.hosts(DEFAULT_PORT, Integer.MAX_VALUE,
+                scheme + "://host:port[,host:port...]");
+        for (BackendUri.HostPort hp : addresses) {
             hosts.add(UriReader.authority(hp));
-            addresses.add(InetSocketAddress.createUnresolved(hp.host(), hp.port()));
         }
         String chroot = chroot(r);
         String prefix = r.text("prefix", DEFAULT_PREFIX);
