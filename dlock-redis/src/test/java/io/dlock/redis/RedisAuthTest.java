@@ -11,6 +11,13 @@ import io.dlock.Lease;
 import io.dlock.LockBackendException;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
+import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.AttemptResult;
+import io.dlock.spi.Grant;
+import io.dlock.spi.LockBackend;
+import io.dlock.tck.SpiAnswers;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.URLEncoder;
@@ -22,9 +29,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Credentials against a redis-server with {@code requirepass} and an ACL user: the right ones
- * work, wrong or missing ones fail with {@link LockBackendException}, and the password never shows
- * in a message, a {@code toString()} or a stack trace.
+ * Credentials against a redis-server with {@code requirepass} and ACL users: the right ones work,
+ * wrong or missing ones fail with a {@link LockConfigurationException} of kind
+ * {@code CREDENTIALS}, users the ACL denies keys, scripts or channels with kind {@code PERMISSION},
+ * and the password never shows in a message, a {@code toString()} or a stack trace.
  */
 class RedisAuthTest {
 
@@ -37,7 +45,13 @@ class RedisAuthTest {
     @BeforeAll
     static void start() {
         server = RedisServer.start(List.of("--requirepass", PASSWORD,
-                "--user", "alice", "on", ">" + ALICE_PASSWORD, "~*", "&*", "+@all"));
+                "--user", "alice", "on", ">" + ALICE_PASSWORD, "~*", "&*", "+@all",
+                // may touch only other keys than dlock's
+                "--user", "bob", "on", ">bob-pw", "~other:*", "&*", "+@all",
+                // may not run scripts
+                "--user", "carol", "on", ">carol-pw", "~*", "&*", "+@all", "-eval", "-evalsha",
+                // may not publish (Redis 7's default for a new user): acquires work, releases do not
+                "--user", "dan", "on", ">dan-pw", "~*", "resetchannels", "+@all"));
     }
 
     @AfterAll
@@ -90,12 +104,14 @@ class RedisAuthTest {
                     () -> c.lock("auth").tryAcquire(Duration.ofSeconds(5)));
             assertTrue(e.getMessage().contains("rejected the credentials"), e.getMessage());
             assertTrue(e.getMessage().contains("check the user and password"), e.getMessage());
+            assertConfiguration(Kind.CREDENTIALS, e);
             assertFalse(everything(e).contains(wrong), everything(e));
             assertFalse(everything(e).contains(PASSWORD));
         }
         try (LockClient c = open(uri("alice:" + wrong))) {
             LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND, () -> c.holder("auth"));
             assertTrue(e.getMessage().contains("rejected the credentials"), e.getMessage());
+            assertConfiguration(Kind.CREDENTIALS, e);
             assertFalse(everything(e).contains(wrong), everything(e));
             assertFalse(everything(e).contains("alice"), "the user name shown: " + everything(e));
         }
@@ -107,7 +123,59 @@ class RedisAuthTest {
             LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
                     () -> c.lock("auth").tryAcquire(Duration.ofSeconds(5)));
             assertTrue(e.getMessage().contains("requires authentication"), e.getMessage());
+            assertConfiguration(Kind.CREDENTIALS, e);
         }
+    }
+
+    @Test
+    void aUserWithoutAccessToTheKeysIsRefusedForLackOfPermission() {
+        try (LockClient c = open(uri("bob:bob-pw"))) {
+            LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                    () -> c.lock("auth").tryAcquire(Duration.ofSeconds(5)));
+            assertConfiguration(Kind.PERMISSION, e);
+            assertTrue(e.getMessage().contains("NOPERM"), e.getMessage());
+            assertTrue(e.getMessage().contains("keys and channels starting with 'dlock:'"), e.getMessage());
+            assertFalse(everything(e).contains("bob-pw"), everything(e));
+            assertConfiguration(Kind.PERMISSION, assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                    () -> c.holder("auth")));
+        }
+    }
+
+    @Test
+    void aUserWhoMayNotRunScriptsIsRefusedForLackOfPermission() {
+        try (LockClient c = open(uri("carol:carol-pw"))) {
+            LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                    () -> c.lock("auth").tryAcquire(Duration.ofSeconds(5)));
+            assertConfiguration(Kind.PERMISSION, e);
+            assertTrue(e.getMessage().contains("EVAL, EVALSHA"), e.getMessage());
+        }
+    }
+
+    @Test
+    void aUserWhoMayNotPublishCannotReleaseForLackOfPermission() {
+        // the release script publishes to the waiters' channel: Redis 7.0 answers the denial inside the
+        // script with ERR rather than NOPERM (7.2 says NOPERM); both are a missing permission
+        LockBackend<Void> backend = TestSupport.openBackend(uri("dan:dan-pw"), Duration.ofSeconds(1));
+        try {
+            AcquireRequest request = TestSupport.request("auth-dan", Duration.ofSeconds(5));
+            AttemptResult<Void> granted = backend.newAttempt(request).tryOnce();
+            assertTrue(SpiAnswers.isGranted(granted), "the acquire script does not publish: " + granted);
+            Grant<Void> held = new Grant<>(request.name(), request.ownerId(), SpiAnswers.token(granted),
+                    request.leaseTime(), null);
+            LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                    () -> backend.release(held));
+            assertConfiguration(Kind.PERMISSION, e);
+            assertTrue(e.getMessage().contains("PUBLISH"), e.getMessage());
+            assertFalse(everything(e).contains("dan-pw"), everything(e));
+        } finally {
+            backend.close();
+        }
+    }
+
+    private static void assertConfiguration(Kind kind, LockBackendException e) {
+        assertTrue(e instanceof LockConfigurationException, "not a configuration failure: " + everything(e));
+        assertEquals(kind, ((LockConfigurationException) e).kind(), e.getMessage());
+        assertFalse(e.retryable(), "a configuration failure is not retryable");
     }
 
     @Test

@@ -12,9 +12,13 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dlock.Capability;
+import io.dlock.LockBackendException;
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
 import io.dlock.LockHolder;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
@@ -354,6 +358,20 @@ class RedisBackendTest {
                 remaining.toString());
         released(a.release(grant(r, g)));
         assertEquals(Optional.empty(), a.holder("who"));
+    }
+
+    @Test
+    void dataDlockDidNotWriteIsAConfigurationFailure() {
+        LockBackend<Void> a = backend();
+        jedis.set("dlock:lock:foreign", "written by another application");
+        LockBackendException e = assertThrows(LockBackendException.class, () -> a.holder("foreign"));
+        assertTrue(e instanceof LockConfigurationException, "not a configuration failure: " + e);
+        assertEquals(Kind.INCOMPATIBLE_SERVER, ((LockConfigurationException) e).kind());
+        assertTrue(e.getMessage().contains("did not write"), e.getMessage());
+        jedis.del("dlock:fence");
+        jedis.hset("dlock:fence", "not", "a counter");
+        e = assertThrows(LockBackendException.class, () -> a.newAttempt(request("free", LONG_LEASE)).tryOnce());
+        assertTrue(e instanceof LockConfigurationException, "not a configuration failure: " + e);
     }
 
     @Test

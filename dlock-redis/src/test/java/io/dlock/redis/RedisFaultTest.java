@@ -102,6 +102,7 @@ class RedisFaultTest {
             assertTrue(e.getMessage().contains("cannot connect to Redis at " + uri.substring("redis://".length())),
                     e.getMessage());
             assertTrue(e.getMessage().contains("lock 'nowhere'"), e.getMessage());
+            assertTrue(e.retryable(), "an unreachable server may come back: " + e);
             assertEquals(Optional.of("nowhere"), e.lockName());
             assertThrowsWithin(LockBackendException.class, FAIL_BOUND, () -> c.holder("nowhere"));
         }
@@ -116,6 +117,7 @@ class RedisFaultTest {
                 LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
                         () -> c.lock("paused").tryAcquire(Duration.ofSeconds(10)));
                 assertTrue(e.getMessage().contains("did not answer"), e.getMessage());
+                assertTrue(e.retryable(), "a paused server may resume: " + e);
                 assertThrowsWithin(LockBackendException.class, FAIL_BOUND, () -> c.holder("paused"));
                 try (LockClient fresh = client()) {
                     // a new connection: the kernel accepts it, the stopped server never answers

@@ -9,12 +9,17 @@ import static io.dlock.tck.TestTiming.await;
 import static io.dlock.redis.TestSupport.openBackend;
 import static io.dlock.redis.TestSupport.request;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dlock.LockBackendException;
 import io.dlock.spi.Grant;
+import io.dlock.LockClient;
+import io.dlock.LockClientConfig;
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
@@ -26,7 +31,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.Jedis;
 
-/** The {@code waitReplicas} uri parameter against a real primary and replica. */
+/**
+ * The {@code waitReplicas} uri parameter against a real primary and replica, and a uri that names
+ * the replica, which refuses writes.
+ */
 class RedisReplicaWaitTest {
 
     private static final Duration OP_TIMEOUT = Duration.ofSeconds(1);
@@ -83,10 +91,23 @@ class RedisReplicaWaitTest {
             AcquireAttempt<Void> attempt = b.newAttempt(request("underreplicated", Duration.ofSeconds(30)));
             LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND, attempt::tryOnce);
             assertTrue(e.getMessage().contains("waitReplicas"), e.getMessage());
+            assertTrue(e.retryable(), "replicas may catch up: " + e);
             attempt.abandon(); // what the core does after an unknown outcome
             assertNull(jedis.get("dlock:lock:underreplicated"), "the unconfirmed grant was undone");
         } finally {
             b.close();
+        }
+    }
+
+    @Test
+    void aUriThatNamesTheReplicaIsAConfigurationFailure() {
+        try (LockClient c = LockClient.open(LockClientConfig.builder(replica.uri()).operationTimeout(OP_TIMEOUT).build())) {
+            LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                    () -> c.lock("on-the-replica").tryAcquire(Duration.ofSeconds(5)));
+            assertTrue(e instanceof LockConfigurationException, "not a configuration failure: " + e);
+            assertEquals(Kind.INCOMPATIBLE_SERVER, ((LockConfigurationException) e).kind(), e.getMessage());
+            assertFalse(e.retryable());
+            assertTrue(e.getMessage().contains("read-only replica"), e.getMessage());
         }
     }
 

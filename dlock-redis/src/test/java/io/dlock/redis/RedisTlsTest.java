@@ -4,6 +4,7 @@ import io.dlock.tck.TestTiming;
 
 import static io.dlock.tck.TestTiming.assertThrowsWithin;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -11,6 +12,8 @@ import io.dlock.Lease;
 import io.dlock.LockBackendException;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -114,6 +117,7 @@ class RedisTlsTest {
             LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
                     () -> c.lock("tls").tryAcquire(Duration.ofSeconds(5)));
             assertTrue(e.getMessage().contains("TLS"), e.getMessage());
+            assertTls(e);
         }
     }
 
@@ -123,6 +127,7 @@ class RedisTlsTest {
             LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
                     () -> c.lock("tls").tryAcquire(Duration.ofSeconds(5)));
             assertTrue(e.getMessage().contains("TLS"), e.getMessage());
+            assertTls(e);
         }
     }
 
@@ -130,7 +135,9 @@ class RedisTlsTest {
     void plainRedisToATlsPortFailsInTime() {
         String uri = "redis://" + RedisServer.HOST + ":" + server.port();
         try (LockClient c = open(uri, new RedisLockProvider())) {
-            assertThrowsWithin(LockBackendException.class, FAIL_BOUND, () -> c.lock("tls").tryAcquire(Duration.ofSeconds(5)));
+            LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                    () -> c.lock("tls").tryAcquire(Duration.ofSeconds(5)));
+            System.out.println("[dlock-redis] plain client, TLS server: " + e);
         }
     }
 
@@ -141,7 +148,16 @@ class RedisTlsTest {
                      RedisLockProvider.withSslSocketFactory(trusting))) {
             LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
                     () -> c.lock("tls").tryAcquire(Duration.ofSeconds(5)));
-            assertTrue(e.getMessage().contains("TLS"), e.getMessage());
+            assertTrue(e.getMessage().contains("speaks TLS"), e.getMessage());
+            // a plain Redis waits for the rest of what it takes for a command and never answers the
+            // handshake, as a paused server would not: nothing tells the two apart, so it stays retryable
+            assertTrue(e.retryable(), e.toString());
         }
+    }
+
+    private static void assertTls(LockBackendException e) {
+        assertTrue(e instanceof LockConfigurationException, "not a configuration failure: " + e);
+        assertEquals(Kind.TLS, ((LockConfigurationException) e).kind(), e.getMessage());
+        assertFalse(e.retryable());
     }
 }

@@ -1,8 +1,12 @@
 package io.dlock.redis.internal;
 
 import io.dlock.LockBackendException;
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
+import java.io.EOFException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
+import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.time.Duration;
@@ -269,26 +273,40 @@ final class RedisConnections implements AutoCloseable {
 
     /**
      * The server at the URI's address answered PING with bytes that are not a Redis reply: another
-     * service listens there, or a TLS one for a {@code redis://} URI.
+     * service listens there ({@code INCOMPATIBLE_SERVER}), or a TLS one for a {@code redis://} URI
+     * ({@code TLS}, told by the TLS record's first byte). A Redis always answers PING with a reply,
+     * so no retry meets anything else.
      */
     private LockBackendException notRedis(String operation, String lockName, Exception e) {
         String what = lockName == null ? operation : operation + " of lock '" + lockName + "'";
         String said = "";
+        Kind kind = Kind.INCOMPATIBLE_SERVER;
         for (Throwable t : chain(e)) {
-            if (t instanceof RedisSocketFactory.NotRedisException) {
-                said = t.getMessage();
+            if (t instanceof RedisSocketFactory.NotRedisException n) {
+                said = n.getMessage();
+                kind = n.looksLikeTls ? Kind.TLS : Kind.INCOMPATIBLE_SERVER;
             }
         }
-        return new LockBackendException("the server at " + settings.address() + " does not speak the Redis protocol: "
-                + settings.uri.scrub(said) + " (for the " + what + "); check the host and port in the uri", lockName, e);
+        return new LockConfigurationException(kind, "the server at " + settings.address() + " does not speak the Redis"
+                + " protocol: " + settings.uri.scrub(said) + " (for the " + what + "); check the host and port in the uri",
+                lockName, e);
     }
 
-    /** Turns a failure into a message that says what went wrong and what to check, without secrets. */
+    /**
+     * Turns a failure into a message that says what went wrong and what to check, without secrets.
+     * A failure that every retry would meet too (the server refused the credentials, the ACL, TLS,
+     * or is a server dlock cannot use) is a {@link LockConfigurationException} of its kind, told by
+     * the exception's type (jedis's, or the JDK's for TLS) and the Redis error code (the first word
+     * of an error reply, which the protocol reserves for that); everything else is a retryable
+     * {@link LockBackendException}.
+     */
     LockBackendException failure(String operation, String lockName, Throwable e, long budgetNanos) {
         String what = lockName == null ? operation : operation + " of lock '" + lockName + "'";
         String server = settings.server();
         String detail = detail(e);
         long ms = TimeUnit.NANOSECONDS.toMillis(budgetNanos);
+        String code = errorCode(e);
+        Kind kind = null;
         String message;
         if (e instanceof NoSuchElementException) {
             message = "no connection to " + server + " became free within " + ms + " ms for the " + what
@@ -297,42 +315,109 @@ final class RedisConnections implements AutoCloseable {
         } else if (e instanceof IllegalStateException) {
             message = "the " + what + " failed: the connection pool of " + server + " is closed (the client is closing)";
         } else if (e instanceof JedisAccessControlException) {
-            String reply = e.getMessage() == null ? "" : e.getMessage();
-            if (reply.startsWith("NOAUTH")) {
+            if ("NOAUTH".equals(code)) {
+                kind = Kind.CREDENTIALS;
                 message = server + " requires authentication (" + detail + ") for the " + what
                         + ": put the password in the uri, as redis://user:password@host:port";
-            } else if (reply.startsWith("NOPERM")) {
-                message = server + " refused the " + what + " (" + detail + "): the Redis user needs the commands"
-                        + " EVAL, EVALSHA, PUBLISH, SUBSCRIBE and access to the keys and channels starting with '"
-                        + settings.prefix + "'";
+            } else if ("NOPERM".equals(code)) {
+                kind = Kind.PERMISSION;
+                message = server + " refused the " + what + " (" + detail + "): " + neededPermissions();
             } else {
+                kind = Kind.CREDENTIALS;
                 message = server + " rejected the credentials (" + detail + ") for the " + what
                         + ": check the user and password in the uri";
             }
+        } else if ("READONLY".equals(code)) {
+            kind = Kind.INCOMPATIBLE_SERVER;
+            message = server + " refused the " + what + " (" + detail + "): it is a read-only replica; the uri must"
+                    + " name the primary";
+        } else if ("CROSSSLOT".equals(code) || "MOVED".equals(code) || "ASK".equals(code)) {
+            kind = Kind.INCOMPATIBLE_SERVER;
+            message = server + " refused the " + what + " (" + detail + "): it is a Redis Cluster node; dlock needs"
+                    + " one primary (standalone, or a primary with replicas), since a lock and the fencing counter are"
+                    + " written by one script";
+        } else if ("WRONGTYPE".equals(code)) {
+            kind = Kind.INCOMPATIBLE_SERVER;
+            message = server + " refused the " + what + " (" + detail + "): a key under the prefix '" + settings.prefix
+                    + "' holds data dlock did not write; check that no other application uses the prefix";
+        } else if ("ERR".equals(code) && scriptAclDenial(e)) {
+            // Redis before 7.2 answers an ACL denial inside a script with ERR, not NOPERM
+            kind = Kind.PERMISSION;
+            message = server + " refused the " + what + " (" + detail + "): " + neededPermissions();
         } else if (e instanceof JedisDataException) {
             message = server + " refused the " + what + " (" + detail + "): check that the uri names a writable"
                     + " primary with Lua scripting, enough memory, and no other data under the prefix '"
                     + settings.prefix + "'";
         } else if (hasCause(e, SocketTimeoutException.class)) {
+            // a plain server never answers a TLS handshake, as a paused one would not: nothing tells them apart
             message = server + " did not answer the " + what + " within " + ms + " ms (" + detail + "): check that the"
-                    + " server is up, not paused or overloaded, and reachable, or raise the operation timeout";
+                    + " server is up, not paused or overloaded, and reachable, or raise the operation timeout"
+                    + (settings.tls ? "; with rediss://, also that the server speaks TLS" : "");
         } else if (hasCause(e, ConnectException.class) || hasCause(e, UnknownHostException.class)
                 || hasCause(e, NoRouteToHostException.class)) {
             message = "cannot connect to " + server + " for the " + what + " (" + detail + "): check the host and"
                     + " port in the uri and that the server is running and reachable";
         } else if (hasCause(e, SSLException.class)) {
+            // a handshake the server cut short (end of stream) may be a restart: only a refusal is certain
+            kind = hasCause(e, EOFException.class) || hasCause(e, SocketException.class) ? null : Kind.TLS;
             message = "the TLS connection to " + server + " failed for the " + what + " (" + detail + "): check that"
                     + " the server speaks TLS (rediss://) or not (redis://), that its certificate is trusted and"
                     + " names the host in the uri";
         } else if (e instanceof JedisConnectionException) {
             message = "the connection to " + server + " failed during the " + what + " (" + detail + "): check that"
-                    + " the server is running (restarts, maxclients) and the network to it";
+                    + " the server is running (restarts, maxclients) and the network to it"
+                    + (settings.tls ? "" : "; if the server speaks only TLS, use rediss://");
         } else if (e instanceof LockBackendException) {
             return (LockBackendException) e;
         } else {
             message = "the " + what + " on " + server + " failed (" + detail + ")";
         }
-        return new LockBackendException(message, lockName, showsSecrets(e) ? null : e);
+        Throwable cause = showsSecrets(e) ? null : e;
+        return kind == null ? new LockBackendException(message, lockName, cause)
+                : new LockConfigurationException(kind, message, lockName, cause);
+    }
+
+    private String neededPermissions() {
+        return "the Redis user needs the commands EVAL, EVALSHA, PUBLISH, SUBSCRIBE and access to the keys and"
+                + " channels starting with '" + settings.prefix + "'";
+    }
+
+    /**
+     * The Redis error code of a failure: the first word of the server's error reply, which the
+     * protocol reserves for the kind of error ({@code ERR}, {@code NOPERM}, {@code READONLY}, ...).
+     *
+     * @return the code, or null if the failure is not an error reply
+     */
+    static String errorCode(Throwable e) {
+        for (Throwable t : chain(e)) {
+            if (t instanceof JedisDataException && t.getMessage() != null) {
+                String m = t.getMessage();
+                int end = 0;
+                while (end < m.length() && m.charAt(end) >= 'A' && m.charAt(end) <= 'Z') {
+                    end++;
+                }
+                if (end > 0 && (end == m.length() || m.charAt(end) == ' ')) {
+                    return m.substring(0, end);
+                }
+                return null;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Whether an {@code ERR} reply is Redis's answer to an ACL denial inside a script: before 7.2,
+     * Redis reports a script's command on a key or channel the user may not touch with this fixed
+     * sentence under the generic code {@code ERR} (7.2 answers {@code NOPERM}). The one place
+     * where the text of a reply is read: the code alone cannot tell.
+     */
+    private static boolean scriptAclDenial(Throwable e) {
+        for (Throwable t : chain(e)) {
+            if (t instanceof JedisDataException && t.getMessage() != null) {
+                return t.getMessage().startsWith("ERR The user executing the script can't");
+            }
+        }
+        return false;
     }
 
     /** The innermost useful message of a failure, with the URI's secrets scrubbed out. */

@@ -3,6 +3,8 @@ package io.dlock.redis.internal;
 import io.dlock.spi.support.LeaseTimes;
 import io.dlock.Capability;
 import io.dlock.LockBackendException;
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
 import io.dlock.LockHolder;
 import io.dlock.spi.support.Ids;
 import io.dlock.spi.AcquireAttempt;
@@ -333,9 +335,9 @@ public final class RedisLockBackend implements LockBackend<Void> {
                     return Optional.of(new LockHolder(name, value.substring(0, colon), token,
                             pttl >= 0 ? Duration.ofMillis(pttl) : null));
                 }
-                throw new LockBackendException("the key of lock '" + name + "' on " + settings.server()
-                        + " holds a value dlock did not write: check that no other application uses the key prefix '"
-                        + settings.prefix + "'", name, null);
+                throw new LockConfigurationException(Kind.INCOMPATIBLE_SERVER, "the key of lock '" + name
+                        + "' on " + settings.server() + " holds a value dlock did not write: check that no other"
+                        + " application uses the key prefix '" + settings.prefix + "'", name, null);
             }
         }
         throw unexpected("holder query", name, reply);
@@ -364,11 +366,13 @@ public final class RedisLockBackend implements LockBackend<Void> {
         }
     }
 
+    /** A reply dlock's scripts never give: another application's data under the prefix, or not a Redis dlock can use. */
     private LockBackendException unexpected(String operation, String lockName, Object reply) {
         String what = lockName == null ? operation : operation + " of lock '" + lockName + "'";
-        return new LockBackendException(settings.server() + " gave an unexpected answer to the " + what + " ("
-                + describe(reply) + "): check that no other application uses the key prefix '" + settings.prefix
-                + "' and that the server is a Redis 3.2 or later", lockName, null);
+        return new LockConfigurationException(Kind.INCOMPATIBLE_SERVER, settings.server()
+                + " gave an unexpected answer to the " + what + " (" + describe(reply) + "): check that no other"
+                + " application uses the key prefix '" + settings.prefix + "' and that the server is a Redis 3.2 or"
+                + " later", lockName, null);
     }
 
     private static String describe(Object reply) {

@@ -160,15 +160,19 @@ final class RedisSocketFactory implements JedisSocketFactory {
         }
         boolean tlsRecord = !tls && (line[0] == 0x15 || line[0] == 0x16);
         throw new NotRedisException("it answered PING with " + shown(line, n) + (tlsRecord
-                ? ", which looks like TLS: if the server speaks TLS, use rediss://" : ""));
+                ? ", which looks like TLS: if the server speaks TLS, use rediss://" : ""), tlsRecord);
     }
 
     /** A server that answered PING with something that is not a Redis reply. */
     static final class NotRedisException extends JedisConnectionException {
         private static final long serialVersionUID = 1L;
 
-        NotRedisException(String message) {
+        /** Whether the answer starts like a TLS record (a TLS server for a plain client). */
+        final boolean looksLikeTls;
+
+        NotRedisException(String message, boolean looksLikeTls) {
             super(message);
+            this.looksLikeTls = looksLikeTls;
         }
     }
 
