@@ -12,6 +12,8 @@ import io.dlock.Lease;
 import io.dlock.LockBackendException;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
 import io.dlock.LockOptions;
 import io.etcd.jetcd.Auth;
 import io.etcd.jetcd.ByteSequence;
@@ -36,7 +38,10 @@ import org.junit.jupiter.api.Timeout;
 /**
  * TLS and authentication against a real etcd that serves clients only over TLS, with a certificate
  * from a throw-away CA, and has authentication enabled: a user {@code dlock} whose role may read
- * and write {@code dlock/...}, and a user {@code reader} who may only read it.
+ * and write {@code dlock/...}, and a user {@code reader} who may only read it. A wrong password, a
+ * role without write access and an untrusted certificate are {@link LockConfigurationException}s of
+ * their kind; an unreachable server, and a server that closes the connection on a client that
+ * speaks TLS or not where it should not, are retryable.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -150,6 +155,8 @@ class EtcdTlsAuthTest {
         String all = messages(e);
         System.out.println("[dlock-etcd] wrong password: " + e.getMessage());
         assertTrue(all.toLowerCase().contains("authentication failed") || all.contains("UNAUTHENTICATED"), all);
+        assertConfiguration(Kind.CREDENTIALS, e);
+        assertTrue(e.getMessage().contains("check the user and password"), e.getMessage());
         assertFalse(all.contains(WRONG), "the wrong password shows: " + all);
         assertFalse(all.contains(PASSWORD), "the password shows: " + all);
         assertFalse(c.toString().contains(WRONG), c.toString());
@@ -162,6 +169,8 @@ class EtcdTlsAuthTest {
                 () -> c.lock(name("reader")).tryAcquire());
         System.out.println("[dlock-etcd] read-only user: " + e.getMessage());
         assertTrue(messages(e).contains("permission denied"), messages(e));
+        assertConfiguration(Kind.PERMISSION, e);
+        assertTrue(e.getMessage().contains("roles need read and write access"), e.getMessage());
         assertTrue(c.holder(name("reader-holder")).isEmpty(), "reading is allowed");
     }
 
@@ -173,6 +182,33 @@ class EtcdTlsAuthTest {
                 () -> c.lock(name("untrusted")).tryAcquire(Duration.ofSeconds(5)));
         System.out.println("[dlock-etcd] untrusted certificate: " + e.getMessage());
         assertFalse(messages(e).contains(PASSWORD), messages(e));
+        assertConfiguration(Kind.TLS, e);
+    }
+
+    @Test
+    void aTlsClientCannotTalkToAPlainServer() {
+        try (EtcdCluster plain = EtcdCluster.single()) {
+            LockClient c = open(config("etcds://127.0.0.1:" + plain.member(0).clientPort + "?caFile="
+                    + URLEncoder.encode(certs.caCert.toString(), StandardCharsets.UTF_8)));
+            LockBackendException e = assertThrowsWithin(LockBackendException.class, TIMEOUT.plusMillis(1500),
+                    () -> c.lock(name("tls-to-plain")).tryAcquire(Duration.ofSeconds(5)));
+            System.out.println("[dlock-etcd] TLS client, plain server: " + e.getMessage());
+            // the plain server closes the connection during the handshake without a word, as a restarting
+            // one may: nothing typed tells the two apart, so it stays retryable, with a hint
+            assertTrue(e.retryable(), e.toString());
+            assertTrue(e.getMessage().contains("check that the servers speak TLS"), e.getMessage());
+            c.close();
+        }
+    }
+
+    @Test
+    void anUnreachableServerIsATransientFailure() {
+        LockClient c = open(config("etcds://dlock:" + URLEncoder.encode(PASSWORD, StandardCharsets.UTF_8) + "@127.0.0.1:"
+                + EtcdCluster.freePort() + "?caFile=" + URLEncoder.encode(certs.caCert.toString(), StandardCharsets.UTF_8)));
+        LockBackendException e = assertThrowsWithin(LockBackendException.class, TIMEOUT.plusMillis(1500),
+                () -> c.lock(name("nowhere")).tryAcquire(Duration.ofSeconds(5)));
+        assertFalse(e instanceof LockConfigurationException, e.toString());
+        assertTrue(e.retryable(), e.toString());
     }
 
     @Test
@@ -183,6 +219,15 @@ class EtcdTlsAuthTest {
                 () -> c.lock(name("plain")).tryAcquire(Duration.ofSeconds(5)));
         System.out.println("[dlock-etcd] plain client, TLS server: " + e.getMessage());
         assertFalse(messages(e).contains(PASSWORD), messages(e));
+        // the server closes the connection without a word, as a restarting one may: only a hint says TLS
+        assertTrue(e.retryable(), e.toString());
+        assertTrue(e.getMessage().contains("use etcds://"), e.getMessage());
+    }
+
+    private static void assertConfiguration(Kind kind, LockBackendException e) {
+        assertTrue(e instanceof LockConfigurationException, "not a configuration failure: " + messages(e));
+        assertEquals(kind, ((LockConfigurationException) e).kind(), e.getMessage());
+        assertFalse(e.retryable());
     }
 
     private static String messages(Throwable t) {

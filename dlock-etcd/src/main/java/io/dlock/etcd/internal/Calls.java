@@ -1,12 +1,18 @@
 package io.dlock.etcd.internal;
 
 import io.dlock.LockBackendException;
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
 import io.dlock.Ticker;
 import io.dlock.spi.support.AddressProbe;
 import io.dlock.spi.support.UriReader;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.grpc.Status;
 import java.net.ConnectException;
+import io.grpc.StatusException;
+import io.grpc.StatusRuntimeException;
+import java.io.EOFException;
+import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -22,6 +28,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
+import javax.net.ssl.SSLException;
 
 /**
  * Runs jetcd's asynchronous calls against a deadline: waits without being interruptible (the
@@ -333,29 +340,91 @@ final class Calls {
         }
 
         private LockBackendException failure(Throwable cause) {
-            String message;
             if (closed.getAsBoolean()) {
-                message = "etcd: " + what + describeLock() + " failed: the lock client is closed";
-            } else {
-                message = "etcd: " + what + describeLock() + " failed at " + settings.server() + ": "
-                        + scrub(describe(cause)) + (sends > 1 ? " (sent " + sends + " times)" : "") + hint(cause);
+                return new LockBackendException("etcd: " + what + describeLock() + " failed: the lock client is closed",
+                        lockName, cause);
             }
-            return new LockBackendException(message, lockName, cause);
+            Kind kind = configurationKind(cause);
+            String message = "etcd: " + what + describeLock() + " failed at " + settings.server() + ": "
+                    + scrub(describe(cause)) + (sends > 1 ? " (sent " + sends + " times)" : "") + hint(kind, cause);
+            return kind == null ? new LockBackendException(message, lockName, cause)
+                    : new LockConfigurationException(kind, message, lockName, cause);
         }
     }
 
-    /** @return a hint for the usual cause of a connection failure, or empty */
-    private String hint(Throwable cause) {
+    /** @return what to check for a configuration failure or the usual cause of a connection failure, or empty */
+    private String hint(Kind kind, Throwable cause) {
+        if (kind == Kind.CREDENTIALS) {
+            return "; check the user and password in the uri";
+        }
+        if (kind == Kind.PERMISSION) {
+            return "; the etcd user's roles need read and write access to the keys under the prefix '"
+                    + settings.prefix + "' (a range permission) and the lease permissions";
+        }
+        if (kind == Kind.TLS) {
+            return settings.tls ? "; with etcds://, check that the servers speak TLS, that their certificates are "
+                    + "trusted (the caFile parameter or EtcdLockProvider.withTrustManagerFactory) and name the hosts "
+                    + "of the uri" : "";
+        }
+        // a TLS server closes the connection on a plain client's first bytes, and a plain server on a
+        // TLS client's, without a word, as a restarting server may: nothing typed tells them apart, so
+        // these stay transient with a hint (the plain case's keyed to the description gRPC gives it)
         if (!code(cause).equals("UNAVAILABLE")) {
             return "";
         }
-        String d = describe(cause);
-        if (settings.tls && d.contains("io exception")) {
-            return "; with etcds://, check that the servers' certificates are trusted (the caFile parameter or "
-                    + "EtcdLockProvider.withTrustManagerFactory) and name the hosts of the uri";
+        if (settings.tls) {
+            return "; with etcds://, also check that the servers speak TLS";
         }
-        if (!settings.tls && d.contains("Network closed for unknown reason")) {
-            return "; if the servers speak only TLS, use etcds://";
+        return describe(cause).contains("Network closed for unknown reason")
+                ? "; if the servers speak only TLS, use etcds://" : "";
+    }
+
+    /**
+     * Tells a failure that every retry would meet too, by the gRPC status code and the exception
+     * types in its causes: {@code PERMISSION_DENIED} (a role without the key range) is
+     * {@code PERMISSION}; {@code UNAUTHENTICATED} caused by etcd refusing jetcd's authenticate call
+     * ({@code INVALID_ARGUMENT}: user or password wrong; {@code FAILED_PRECONDITION}: the server has
+     * authentication off) is {@code CREDENTIALS}, whereas {@code UNAUTHENTICATED} alone is an expired
+     * token, which jetcd renews, and an authenticate call that did not get through is transient; an
+     * {@link SSLException} in the causes (the certificate not trusted or not naming the host, a server
+     * that does not speak TLS) is {@code TLS}, unless the connection closed during the handshake,
+     * which a restarting server does too.
+     *
+     * @param t a failure of a call
+     * @return the kind, or null for a failure that may pass
+     */
+    static Kind configurationKind(Throwable t) {
+        Throwable c = unwrap(t);
+        String code = code(c);
+        if (code.equals("PERMISSION_DENIED")) {
+            return Kind.PERMISSION;
+        }
+        if (code.equals("UNAUTHENTICATED")) {
+            String why = causeCode(c);
+            return why.equals("INVALID_ARGUMENT") || why.equals("FAILED_PRECONDITION") ? Kind.CREDENTIALS : null;
+        }
+        boolean tls = false;
+        for (Throwable x = c; x != null; x = x.getCause() == x ? null : x.getCause()) {
+            if (x instanceof SSLException) {
+                tls = true;
+            }
+            if (x instanceof ClosedChannelException || x instanceof EOFException) {
+                return null;
+            }
+        }
+        return tls ? Kind.TLS : null;
+    }
+
+    /** @return the first gRPC status code in a failure's causes that differs from its own, or "" */
+    private static String causeCode(Throwable c) {
+        String own = code(c);
+        for (Throwable x = c.getCause(); x != null; x = x.getCause() == x ? null : x.getCause()) {
+            String code = x instanceof StatusRuntimeException sre ? sre.getStatus().getCode().name()
+                    : x instanceof StatusException se ? se.getStatus().getCode().name()
+                    : x instanceof EtcdException ee ? ee.getErrorCode().name() : null;
+            if (code != null && !code.equals(own)) {
+                return code;
+            }
         }
         return "";
     }
@@ -459,6 +528,9 @@ final class Calls {
      * Not: bad credentials, permissions, invalid requests.
      */
     static boolean retryable(Throwable t) {
+        if (configurationKind(t) != null) {
+            return false;
+        }
         String d = describe(t).toLowerCase(Locale.ROOT);
         if (d.contains("invalid auth token") || d.contains("revision of auth store is old")) {
             return true;

@@ -1,6 +1,8 @@
 package io.dlock.etcd.internal;
 
 import io.dlock.LockBackendException;
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
 import io.dlock.LostReason;
 import io.dlock.Ticker;
 import io.dlock.spi.BackendEvents;
@@ -101,8 +103,9 @@ final class Leases {
             if (r.getTTL() < ttlSeconds) {
                 // etcd raises a TTL to its minimum, never lowers it; a shorter lease would end before the holder knows
                 revokeQuietly(r.getID());
-                throw new LockBackendException("etcd: " + server + " granted a lease of " + r.getTTL()
-                        + " s where " + ttlSeconds + " s were asked", lockName, null);
+                throw new LockConfigurationException(Kind.INCOMPATIBLE_SERVER, "etcd: " + server + " granted a lease of "
+                        + r.getTTL() + " s where " + ttlSeconds + " s were asked: an etcd server never shortens a"
+                        + " lease, so something between the client and the server is not etcd", lockName, null);
             }
             lease = new EtcdLease(r.getID(), ttlSeconds, call.sentAt());
             live.put(ttlSeconds, lease);
