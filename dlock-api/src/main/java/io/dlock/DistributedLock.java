@@ -11,8 +11,16 @@ import java.util.function.Consumer;
  *
  * <p>Contention is not an error: a lock held by someone else gives {@link Optional#empty()}.
  * A backend failure gives an unchecked {@link LockBackendException} within the client's
- * operation timeout, never a false grant. An acquire that times out, is interrupted or is
- * cancelled leaves nothing held.
+ * operation timeout, never a false grant; a {@link LockConfigurationException} (not
+ * {@link LockBackendException#retryable() retryable}) when the backend refused the configuration
+ * itself (credentials, permission, a missing table, TLS). An acquire that times out, is
+ * interrupted or is cancelled leaves nothing held.
+ *
+ * <p>A lease time the backend does not allow is the caller's mistake, an
+ * {@link IllegalArgumentException} naming {@code leaseTime}, on every backend at the same two
+ * points: when the handle is made ({@link LockClient#lock(String, LockOptions)}) and when each
+ * acquire starts, before anything is sent, since a backend's bounds can change meanwhile
+ * (ZooKeeper's longest lease is the session timeout it negotiates on each connection).
  *
  * <p>Threads that share a client exclude each other: a second thread waits for the first
  * thread's lease to end, in arrival order, and only one thread per lock and client waits on the
@@ -30,6 +38,7 @@ public interface DistributedLock {
      * Makes one attempt, without waiting.
      *
      * @return the lease, or empty if the lock is held (by another client or another thread)
+     * @throws IllegalArgumentException if the lease time is outside the backend's bounds now
      * @throws LockBackendException if the backend fails or times out
      * @throws IllegalStateException if the client is closed
      */
@@ -40,7 +49,8 @@ public interface DistributedLock {
      *
      * @param maxWait how long to wait; zero makes one attempt
      * @return the lease, or empty if the wait ran out
-     * @throws IllegalArgumentException if {@code maxWait} is null or negative
+     * @throws IllegalArgumentException if {@code maxWait} is null or negative, or the lease time is
+     *     outside the backend's bounds now
      * @throws InterruptedException if the thread is interrupted while waiting; nothing is held
      * @throws LockBackendException if the backend fails or times out
      * @throws IllegalStateException if the client is closed before or during the wait
@@ -51,6 +61,7 @@ public interface DistributedLock {
      * Waits as long as it takes for the lock.
      *
      * @return the lease
+     * @throws IllegalArgumentException if the lease time is outside the backend's bounds now
      * @throws InterruptedException if the thread is interrupted while waiting; nothing is held
      * @throws LockBackendException if the backend fails or times out
      * @throws IllegalStateException if the client is closed before or during the wait
@@ -63,8 +74,8 @@ public interface DistributedLock {
      *
      * @param maxWait how long to wait
      * @return a future of the lease, or of empty if the wait ran out; it completes exceptionally
-     *     with {@link LockBackendException} or {@link IllegalStateException} as the synchronous
-     *     methods would throw them
+     *     with {@link LockBackendException}, {@link IllegalStateException} or
+     *     {@link IllegalArgumentException} as the synchronous methods would throw them
      * @throws IllegalArgumentException if {@code maxWait} is null or negative
      * @throws IllegalStateException if the client is closed
      */

@@ -126,7 +126,8 @@ public final class ElectionOptions {
 
         /**
          * Sets how long a candidate waits after a backend failure before it contends again
-         * (default 1 s).
+         * (default 1 s). A {@link io.dlock.LockConfigurationException} is retried at the same pace,
+         * since the configuration may be fixed meanwhile; the log says which kind of failure it is.
          *
          * @param retryDelay positive
          * @return this builder

@@ -122,7 +122,8 @@ public interface LockClient extends AutoCloseable {
      * @param options the lease settings
      * @return the handle
      * @throws IllegalArgumentException if the name is invalid, options is null, or the lease time
-     *     is below what the backend supports
+     *     is outside what the backend supports (the minimum and maximum of its
+     *     {@link io.dlock.spi.LockBackend}; checked again when each acquire starts)
      * @throws IllegalStateException if the client is closed
      */
     DistributedLock lock(String name, LockOptions options);

@@ -185,6 +185,7 @@ final class DefaultDistributedLock implements DistributedLock {
     private <S> Optional<DefaultLease<S>> attemptUntilGranted(BackendHandle<S> backend, LocalQueue.Slot slot,
                                                               boolean forever, long deadline)
             throws InterruptedException {
+        client.checkLeaseTime(options.leaseTime());
         AcquireRequest request = new AcquireRequest(name, io.dlock.spi.support.Ids.ownerId(), options.leaseTime());
         client.attemptStarted(request.ownerId());
         boolean granted = false;

@@ -6,6 +6,7 @@ import io.dlock.ElectionOptions;
 import io.dlock.LeaderElection;
 import io.dlock.Lease;
 import io.dlock.LockBackendException;
+import io.dlock.LockConfigurationException;
 import io.dlock.LockClient;
 import io.dlock.LockHolder;
 import io.dlock.RevokeReason;
@@ -194,7 +195,7 @@ public final class DefaultLeaderElection implements LeaderElection {
     // ------------------------------------------------------------------ the election thread
 
     private void run() {
-        boolean failing = false;
+        String failing = null; // what the current streak of failures is: a configuration kind, or "transient"
         try {
             while (true) {
                 if (!pauseIfAsked()) {
@@ -203,9 +204,9 @@ public final class DefaultLeaderElection implements LeaderElection {
                 Optional<Lease> granted;
                 try {
                     granted = lock.tryAcquire(SLICE);
-                    if (failing) {
+                    if (failing != null) {
                         LOG.info("dlock: election '{}' reaches its backend again", name);
-                        failing = false;
+                        failing = null;
                     }
                 } catch (InterruptedException e) {
                     if (isClosed()) {
@@ -216,13 +217,20 @@ public final class DefaultLeaderElection implements LeaderElection {
                     LOG.warn("dlock: election '{}' stops: {}", name, e.getMessage());
                     return; // the client was closed
                 } catch (LockBackendException e) {
-                    if (!failing) {
+                    // a configuration failure is retried too (someone may fix it while we wait), but
+                    // said to be one: a WARN when a streak starts or changes kind, DEBUG for the rest
+                    String streak = e instanceof LockConfigurationException c ? c.kind().name() : "transient";
+                    if (streak.equals(failing)) {
+                        LOG.debug("dlock: election '{}' still cannot contend", name, e);
+                    } else if (e instanceof LockConfigurationException c) {
+                        LOG.warn("dlock: election '{}' cannot contend: its backend refuses the configuration ({}),"
+                                + " which retrying does not change; fix it (the election retries every {}): {}", name,
+                                c.kind(), options.retryDelay(), e.getMessage());
+                    } else {
                         LOG.warn("dlock: election '{}' cannot reach its backend, retrying every {}: {}", name,
                                 options.retryDelay(), e.getMessage());
-                        failing = true;
-                    } else {
-                        LOG.debug("dlock: election '{}' still cannot reach its backend", name, e);
                     }
+                    failing = streak;
                     pause(options.retryDelay());
                     continue;
                 } catch (RuntimeException e) {

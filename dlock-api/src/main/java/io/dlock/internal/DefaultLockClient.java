@@ -15,6 +15,7 @@ import io.dlock.spi.BackendEvents;
 import io.dlock.spi.BackendUri;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -174,15 +175,27 @@ public final class DefaultLockClient implements LockClient {
         Names.validate(name);
         Checks.notNull("options", options);
         ensureOpen();
-        if (options.leaseTime().compareTo(backend.backend().minimumLeaseTime()) < 0) {
-            throw new IllegalArgumentException("leaseTime must be at least " + backend.backend().minimumLeaseTime()
-                    + " for the " + providerName + " backend, was " + options.leaseTime());
-        }
-        if (options.leaseTime().compareTo(backend.backend().maximumLeaseTime()) > 0) {
-            throw new IllegalArgumentException("leaseTime must be at most " + backend.backend().maximumLeaseTime()
-                    + " for the " + providerName + " backend, was " + options.leaseTime());
-        }
+        checkLeaseTime(options.leaseTime());
         return new DefaultDistributedLock(this, name, options);
+    }
+
+    /**
+     * Checks a lease time against the backend's bounds, when a lock handle is made and again when
+     * each acquire starts: a backend's maximum can shrink meanwhile (ZooKeeper negotiates its
+     * session timeout, which bounds leases, on every connection).
+     *
+     * @throws IllegalArgumentException naming leaseTime, if the backend does not allow it
+     */
+    void checkLeaseTime(Duration leaseTime) {
+        LockBackend<?> b = backend.backend();
+        if (leaseTime.compareTo(b.minimumLeaseTime()) < 0) {
+            throw new IllegalArgumentException("leaseTime must be at least " + b.minimumLeaseTime()
+                    + " for the " + providerName + " backend, was " + leaseTime);
+        }
+        if (leaseTime.compareTo(b.maximumLeaseTime()) > 0) {
+            throw new IllegalArgumentException("leaseTime must be at most " + b.maximumLeaseTime()
+                    + " for the " + providerName + " backend, was " + leaseTime);
+        }
     }
 
     @Override

@@ -20,6 +20,12 @@ import java.util.Set;
  *       renewal pass and its close path.</li>
  *   <li>Bad arguments (a {@code null} list, say) get {@link IllegalArgumentException}; the core
  *       never passes them.</li>
+ *   <li>A failure that every retry would meet too until someone changes the configuration
+ *       (credentials or a permission refused, a missing table, a TLS mismatch, a server the
+ *       backend cannot use) is a {@link io.dlock.LockConfigurationException} of its kind, told by
+ *       what the client library or the server says in typed form (exception types, status and
+ *       error codes) rather than by message text where they allow; everything else, notably no
+ *       answer, is a retryable {@code LockBackendException}.</li>
  * </ul>
  *
  * <p><b>What the core guarantees in return:</b> it calls {@link #renew(List)} and
@@ -49,9 +55,11 @@ public interface LockBackend<S> extends AutoCloseable {
 
     /**
      * The longest lease time the backend can honour safely; longer requests are rejected with
-     * {@link IllegalArgumentException} when a lock handle is created. A backend whose leases are
-     * bounded by a session (ZooKeeper) returns the session timeout: a holder's validity must
-     * never outlast what the server guarantees. No I/O.
+     * {@link IllegalArgumentException} naming {@code leaseTime} by the core, when a lock handle is
+     * created and again when each acquire starts, before {@link #newAttempt}. A backend whose
+     * leases are bounded by a session (ZooKeeper) returns the session timeout: a holder's validity
+     * must never outlast what the server guarantees. The value may change (a session renegotiated
+     * on reconnection); the core reads it at each of those points. No I/O.
      *
      * @return the maximum lease time
      */
@@ -63,9 +71,15 @@ public interface LockBackend<S> extends AutoCloseable {
      * Starts one acquisition; no I/O. The core calls {@link AcquireAttempt#tryOnce()} on it until
      * a grant or the caller's deadline, then {@link AcquireAttempt#abandon()} if it gave up.
      *
+     * <p>A lease time outside the backend's bounds is the caller's mistake, never a
+     * {@link io.dlock.LockBackendException}: the core checks it before this call, and a backend
+     * that checks again throws {@link IllegalArgumentException} naming {@code leaseTime}, here or,
+     * if its bound shrank during the attempt, from {@link AcquireAttempt#tryOnce()}.
+     *
      * @param request the lock name, the fresh owner id and the lease time
      * @return the attempt
-     * @throws IllegalArgumentException if the request is one this backend cannot serve
+     * @throws IllegalArgumentException if the request is one this backend cannot serve, such as a
+     *     lease time above {@link #maximumLeaseTime()}
      */
     AcquireAttempt<S> newAttempt(AcquireRequest request);
 

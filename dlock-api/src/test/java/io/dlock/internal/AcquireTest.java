@@ -12,6 +12,7 @@ import io.dlock.AcquireOutcome;
 import io.dlock.DistributedLock;
 import io.dlock.Lease;
 import io.dlock.LockBackendException;
+import io.dlock.LockConfigurationException;
 import io.dlock.spi.AcquireRequest;
 import java.time.Duration;
 import java.util.HashSet;
@@ -181,6 +182,47 @@ class AcquireTest {
 
         f.backend.tryOnceFailure = null;
         assertTrue(lock("a").tryAcquire().isPresent(), "the local slot was given back");
+    }
+
+    @Test
+    void aConfigurationFailureReachesTheCallerAsItIs() {
+        LockConfigurationException failure = new LockConfigurationException(LockConfigurationException.Kind.CREDENTIALS,
+                "credentials rejected", "a", null);
+        f.backend.tryOnceFailure = () -> failure;
+        LockBackendException e = assertThrows(LockBackendException.class, () -> lock("a").tryAcquire(Duration.ofSeconds(5)));
+        assertSame(failure, e, "at once, not retried while wait time is left");
+        assertFalse(e.retryable());
+        assertEquals(1, f.backend.tryOnceCalls.get());
+        assertNothingHeld("a");
+    }
+
+    @Test
+    void aLeaseAboveTheBackendsMaximumIsRejectedWhenEachAcquireStartsAsWhenTheHandleIsMade() {
+        f.backend.maximumLeaseTime = Duration.ofSeconds(10);
+        IllegalArgumentException atHandle = assertThrows(IllegalArgumentException.class,
+                () -> f.client.lock("a", Fixture.options(Duration.ofSeconds(11), true)));
+        assertTrue(atHandle.getMessage().contains("leaseTime"), atHandle.getMessage());
+        DistributedLock handle = f.client.lock("a", Fixture.options(Duration.ofSeconds(8), true));
+        // the backend's bound shrinks after the handle was made (a ZooKeeper session renegotiated shorter)
+        f.backend.maximumLeaseTime = Duration.ofSeconds(5);
+        for (ThrowingAcquire acquire : new ThrowingAcquire[] {handle::tryAcquire, () -> handle.tryAcquire(Duration.ofSeconds(1)),
+                handle::acquire}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, acquire::run);
+            assertEquals(atHandle.getMessage().replace("PT11S", "PT8S").replace("PT10S", "PT5S"), e.getMessage());
+        }
+        ExecutionException async = assertThrows(ExecutionException.class,
+                () -> handle.acquireAsync(Duration.ofSeconds(1)).get(5, TimeUnit.SECONDS));
+        assertTrue(async.getCause() instanceof IllegalArgumentException, String.valueOf(async.getCause()));
+        assertTrue(f.backend.requests.isEmpty(), "nothing was sent");
+        assertNothingHeld("a");
+        f.backend.maximumLeaseTime = Duration.ofSeconds(8);
+        assertTrue(handle.tryAcquire().isPresent(), "the local slot was given back");
+    }
+
+    /** An acquire call, for the table above. */
+    @FunctionalInterface
+    private interface ThrowingAcquire {
+        Object run() throws Exception;
     }
 
     @Test

@@ -5,10 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.dlock.ElectionListener;
+import io.dlock.ElectionOptions;
+import io.dlock.LeaderElection;
 import io.dlock.Lease;
 import io.dlock.LockBackendException;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
+import io.dlock.LockConfigurationException;
 import io.dlock.LockListener;
 import io.dlock.LostReason;
 import io.dlock.spi.BackendUri;
@@ -269,5 +273,37 @@ class LoggingTest {
         assertFalse(text.contains(PASSWORD), text);
         assertFalse(text.contains(USER), text);
         assertFalse(text.contains(QUERY_SECRET), text);
+    }
+
+    @Test
+    void anElectionSaysWhenItsBackendRefusesTheConfigurationAndWhenItIsOnlyUnreachable() throws Exception {
+        fixture();
+        LockConfigurationException refused = new LockConfigurationException(LockConfigurationException.Kind.CREDENTIALS,
+                "fake: the server rejected the credentials", "leader", null);
+        LockBackendException unreachable = new LockBackendException("fake: no answer within 5 s", "leader", null);
+        List<String> warnings;
+        List<String> infos;
+        try (LogCapture log = LogCapture.everyLevel()) {
+            f.backend.tryOnceFailure = () -> refused;
+            try (LeaderElection election = LeaderElection.create(f.client, "leader",
+                    ElectionOptions.builder().retryDelay(Duration.ofMillis(20)).build(), ElectionListener.NONE)) {
+                election.start();
+                Fixture.waitFor("three failed tries", () -> f.backend.tryOnceCalls.get() >= 3);
+                f.backend.tryOnceFailure = () -> unreachable;
+                int before = f.backend.tryOnceCalls.get();
+                Fixture.waitFor("three more", () -> f.backend.tryOnceCalls.get() >= before + 3);
+                f.backend.tryOnceFailure = null;
+                Fixture.waitFor("elected", election::isLeader);
+            }
+            warnings = log.lines("WARN");
+            infos = log.lines("INFO");
+        }
+        assertEquals(2, warnings.size(), "one warning per streak of one kind: " + warnings);
+        assertTrue(warnings.get(0).endsWith("dlock: election 'leader' cannot contend: its backend refuses the "
+                + "configuration (CREDENTIALS), which retrying does not change; fix it (the election retries every "
+                + "PT0.02S): fake: the server rejected the credentials"), warnings.get(0));
+        assertTrue(warnings.get(1).endsWith("dlock: election 'leader' cannot reach its backend, retrying every PT0.02S: "
+                + "fake: no answer within 5 s"), warnings.get(1));
+        assertTrue(infos.stream().anyMatch(l -> l.endsWith("dlock: election 'leader' reaches its backend again")), infos.toString());
     }
 }
