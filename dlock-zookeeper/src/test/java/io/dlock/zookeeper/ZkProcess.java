@@ -23,12 +23,14 @@ public final class ZkProcess implements ServerControl, AutoCloseable {
 
     private final int port;
     private final Path dir;
+    private final List<String> jvmOptions;
     private final Thread reaper = new Thread(this::destroyNow, "zk-process-reaper");
     private Process process;
 
-    private ZkProcess(int port, Path dir) {
+    private ZkProcess(int port, Path dir, List<String> jvmOptions) {
         this.port = port;
         this.dir = dir;
+        this.jvmOptions = List.copyOf(jvmOptions);
     }
 
     /**
@@ -37,8 +39,18 @@ public final class ZkProcess implements ServerControl, AutoCloseable {
      * @return the running server
      */
     public static ZkProcess start() {
+        return start(List.of());
+    }
+
+    /**
+     * Starts a server with a 200 ms tick and extra JVM options (system properties of the server).
+     *
+     * @param jvmOptions e.g. {@code -Dzookeeper.DigestAuthenticationProvider.enabled=false}
+     * @return the running server
+     */
+    public static ZkProcess start(List<String> jvmOptions) {
         try {
-            ZkProcess p = new ZkProcess(ZkServers.closedPort(), Files.createTempDirectory("dlock-zk-"));
+            ZkProcess p = new ZkProcess(ZkServers.closedPort(), Files.createTempDirectory("dlock-zk-"), jvmOptions);
             Files.writeString(p.dir.resolve("zoo.cfg"), String.join("\n",
                     "tickTime=" + ZkServers.TICK_MS,
                     "dataDir=" + p.dir.resolve("data"),
@@ -81,7 +93,7 @@ public final class ZkProcess implements ServerControl, AutoCloseable {
     }
 
     private synchronized void launch() throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(serverJvm(List.of(),
+        ProcessBuilder pb = new ProcessBuilder(serverJvm(jvmOptions,
                 List.of("org.apache.zookeeper.server.ZooKeeperServerMain", dir.resolve("zoo.cfg").toString())));
         pb.redirectErrorStream(true);
         pb.redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("server.log").toFile()));

@@ -1,6 +1,8 @@
 package io.dlock.zookeeper.internal;
 
 import io.dlock.LockBackendException;
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Set;
@@ -32,6 +34,7 @@ final class Calls {
     private final Duration timeout;
     private final Set<CompletableFuture<CuratorEvent>> pending = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
+    private volatile boolean credentialsRefused;
 
     Calls(Duration timeout) {
         this.timeout = timeout;
@@ -99,6 +102,9 @@ final class Calls {
                 } catch (InterruptedException e) {
                     interrupted = true;
                 } catch (TimeoutException e) {
+                    if (credentialsRefused) {
+                        throw credentialsRefused(what, lockName, null);
+                    }
                     throw new ConnectionTrouble("ZooKeeper did not answer " + what + " within the operation timeout of "
                             + timeout, lockName);
                 } catch (ExecutionException e) {
@@ -139,20 +145,62 @@ final class Calls {
         return code == null ? KeeperException.Code.SYSTEMERROR : code;
     }
 
-    /** The exception for a failed operation, with a hint where the code calls for one. */
-    static LockBackendException failure(String what, String lockName, KeeperException.Code code) {
+    /**
+     * The exception for a failed operation, with a hint where the code calls for one. A result code
+     * that every retry would meet too is a {@link LockConfigurationException}: {@code NOAUTH} and
+     * {@code INVALIDACL} (the nodes' ACL lets this identity not do it; a wrong digest password is
+     * another identity, so it shows here) are {@code PERMISSION}, {@code AUTHFAILED} (the server
+     * refused the credentials, or digest authentication is off) {@code CREDENTIALS},
+     * {@code UNIMPLEMENTED} (a server too old for container nodes) {@code INCOMPATIBLE_SERVER}.
+     */
+    LockBackendException failure(String what, String lockName, KeeperException.Code code) {
+        if (credentialsRefused) {
+            return credentialsRefused(what, lockName, code);
+        }
         if (code == KeeperException.Code.CONNECTIONLOSS || code == KeeperException.Code.SESSIONEXPIRED
                 || code == KeeperException.Code.SESSIONMOVED || code == KeeperException.Code.OPERATIONTIMEOUT) {
             return new ConnectionTrouble("ZooKeeper " + what + " failed: " + code
                     + " (the connection to ZooKeeper was lost; the outcome is unknown)", lockName);
         }
-        String hint = "";
-        if (code == KeeperException.Code.NOAUTH || code == KeeperException.Code.INVALIDACL
-                || code == KeeperException.Code.AUTHFAILED) {
-            hint = " (the nodes belong to another ZooKeeper identity: use the same user and password "
-                    + "in the URI, or another prefix or chroot)";
+        Kind kind;
+        String hint;
+        switch (code) {
+            case NOAUTH:
+            case INVALIDACL:
+                kind = Kind.PERMISSION;
+                hint = " (the nodes belong to another ZooKeeper identity: use the same user and password "
+                        + "in the URI, or another prefix or chroot)";
+                break;
+            case AUTHFAILED:
+                kind = Kind.CREDENTIALS;
+                hint = " (the server refused the URI's credentials, or does not take digest authentication)";
+                break;
+            case UNIMPLEMENTED:
+                kind = Kind.INCOMPATIBLE_SERVER;
+                hint = " (the server lacks an operation dlock needs: container nodes need ZooKeeper 3.6 or later)";
+                break;
+            default:
+                return new LockBackendException("ZooKeeper " + what + " failed: " + code, lockName, null);
         }
-        return new LockBackendException("ZooKeeper " + what + " failed: " + code + hint, lockName, null);
+        return new LockConfigurationException(kind, "ZooKeeper " + what + " failed: " + code + hint, lockName, null);
+    }
+
+    /**
+     * Says whether the server refused this client's credentials on its latest connection (the
+     * session event {@code AuthFailed}; {@code false} again once a connection succeeds): the server
+     * then closes the connection, so operations fail with {@code CONNECTIONLOSS} or no answer,
+     * which must not pass for a passing outage.
+     *
+     * @param refused whether the credentials were refused
+     */
+    void credentialsRefused(boolean refused) {
+        this.credentialsRefused = refused;
+    }
+
+    private static LockConfigurationException credentialsRefused(String what, String lockName, KeeperException.Code code) {
+        return new LockConfigurationException(Kind.CREDENTIALS, "ZooKeeper " + what + " failed"
+                + (code == null ? "" : ": " + code) + " (the server refused the URI's credentials: AuthFailed; check the"
+                + " user and password, and that the servers take digest authentication)", lockName, null);
     }
 
     /** Fails every pending and future wait. */

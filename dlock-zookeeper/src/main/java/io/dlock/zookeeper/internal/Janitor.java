@@ -151,7 +151,7 @@ final class Janitor {
         if (code == KeeperException.Code.OK || code == KeeperException.Code.NONODE) {
             return true;
         }
-        throw Calls.failure("delete of " + e.path, null, code);
+        throw calls.failure("delete of " + e.path, null, code);
     }
 
     /** @return true when nothing matched and the sweep is old enough that no late create can land */
@@ -165,7 +165,7 @@ final class Janitor {
             return old;
         }
         if (code != KeeperException.Code.OK) {
-            throw Calls.failure("listing of " + e.parent, null, code);
+            throw calls.failure("listing of " + e.parent, null, code);
         }
         List<CompletableFuture<CuratorEvent>> deletes = new ArrayList<>();
         for (String child : ev.getChildren()) {
@@ -177,7 +177,7 @@ final class Janitor {
         for (CompletableFuture<CuratorEvent> d : deletes) {
             KeeperException.Code dc = Calls.code(calls.await(d, deadline, "delete in " + e.parent, null));
             if (dc != KeeperException.Code.OK && dc != KeeperException.Code.NONODE) {
-                throw Calls.failure("delete in " + e.parent, null, dc);
+                throw calls.failure("delete in " + e.parent, null, dc);
             }
         }
         return deletes.isEmpty() && old;

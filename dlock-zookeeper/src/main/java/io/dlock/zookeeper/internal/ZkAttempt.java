@@ -64,10 +64,7 @@ final class ZkAttempt implements AcquireAttempt<ZkGrant> {
     public AttemptResult<ZkGrant> tryOnce() {
         String name = request.name();
         b.ensureOpen(name);
-        if (request.leaseTime().compareTo(b.sessionTimeout()) > 0) {
-            throw new LockBackendException("lease time " + request.leaseTime() + " exceeds the ZooKeeper session timeout "
-                    + b.sessionTimeout() + " now negotiated; a lease may not outlast its session", name, null);
-        }
+        b.checkLease(request.leaseTime()); // a reconnection may have negotiated a shorter session
         b.attemptStarted(this);
         long epochAtStart = b.epoch();
         long deadline = b.calls.deadline();
@@ -172,7 +169,7 @@ final class ZkAttempt implements AcquireAttempt<ZkGrant> {
                 b.calls.forget(listed);
                 KeeperException.Code why = ancestorFailure(ancestors, deadline);
                 if (why != null) {
-                    throw Calls.failure("create", name, why);
+                    throw b.calls.failure("create", name, why);
                 }
                 if (round >= 3) {
                     throw new LockBackendException("ZooKeeper create failed: NONODE (the lock's parent node "
@@ -188,7 +185,7 @@ final class ZkAttempt implements AcquireAttempt<ZkGrant> {
                         && code != KeeperException.Code.BADARGUMENTS) {
                     createUncertain = true;
                 }
-                throw Calls.failure("create", name, code);
+                throw b.calls.failure("create", name, code);
             }
             String createdName = e.getName() != null ? e.getName() : e.getPath();
             path = parent + "/" + ZkBackend.nodeOf(createdName);
@@ -267,7 +264,7 @@ final class ZkAttempt implements AcquireAttempt<ZkGrant> {
             }
             if (code != KeeperException.Code.OK && code != KeeperException.Code.NONODE) {
                 b.calls.forget(f);
-                throw Calls.failure("sync", name, code);
+                throw b.calls.failure("sync", name, code);
             }
         }
         return answer(f, deadline);
@@ -282,7 +279,7 @@ final class ZkAttempt implements AcquireAttempt<ZkGrant> {
             return List.of();
         }
         if (code != KeeperException.Code.OK) {
-            throw Calls.failure("listing", name, code);
+            throw b.calls.failure("listing", name, code);
         }
         return e.getChildren();
     }

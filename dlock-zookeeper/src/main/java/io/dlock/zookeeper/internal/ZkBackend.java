@@ -35,9 +35,12 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.ACLProvider;
 import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.curator.framework.api.CuratorEventType;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Stat;
@@ -147,6 +150,20 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
         CuratorFramework cf = builder.build();
         ZkBackend backend = new ZkBackend(config, context, cf, new Calls(timeout), runSafe);
         cf.getConnectionStateListenable().addListener((client, state) -> backend.stateChanged(state));
+        // a server that refuses the credentials says so once per connection (AuthFailed, after the
+        // connection's SyncConnected) and closes it: remembered, so that the failures it causes are
+        // reported as what they are
+        cf.getCuratorListenable().addListener((client, event) -> {
+            WatchedEvent w = event.getWatchedEvent();
+            if (event.getType() == CuratorEventType.WATCHED && w != null && w.getType() == Watcher.Event.EventType.None) {
+                if (w.getState() == Watcher.Event.KeeperState.AuthFailed) {
+                    LOG.debug("dlock: ZooKeeper at {} refused the credentials", config.shown);
+                    backend.calls.credentialsRefused(true);
+                } else if (w.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                    backend.calls.credentialsRefused(false);
+                }
+            }
+        });
         boolean connected;
         List<AddressProbe.Finding> findings = null;
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -370,9 +387,31 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
         return sessionTimeout();
     }
 
+    /**
+     * Starts an acquisition; no I/O.
+     *
+     * @throws IllegalArgumentException if the lease is longer than the session timeout now
+     *     negotiated ({@link #maximumLeaseTime()})
+     */
     @Override
     public AcquireAttempt<ZkGrant> newAttempt(AcquireRequest request) {
+        checkLease(request.leaseTime());
         return new ZkAttempt(this, request);
+    }
+
+    /**
+     * A lease may not outlast its session: the caller's mistake, as for any backend's maximum. The
+     * attempt checks again before each try, since a reconnection may negotiate a shorter session.
+     *
+     * @throws IllegalArgumentException naming leaseTime
+     */
+    void checkLease(Duration lease) {
+        Duration session = sessionTimeout();
+        if (lease.compareTo(session) > 0) {
+            throw new IllegalArgumentException("leaseTime must be at most the session timeout " + session
+                    + " that ZooKeeper at " + config.shown + " negotiated (a lease may not outlast its session: see the"
+                    + " uri parameter sessionTimeout and the servers' maxSessionTimeout), was " + lease);
+        }
     }
 
     /**
@@ -447,7 +486,7 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
                     } else if (code == KeeperException.Code.NONODE) {
                         out[i] = RenewOutcome.notHeld();
                     } else {
-                        out[i] = RenewOutcome.unknown(Calls.failure("renewal check", lock.name(), code));
+                        out[i] = RenewOutcome.unknown(calls.failure("renewal check", lock.name(), code));
                     }
                 } catch (LockBackendException e) {
                     if (Thread.currentThread().isInterrupted()) {
@@ -509,7 +548,7 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
             return ReleaseOutcome.NOT_HELD;
         }
         janitor.deletePath(parentOf(g.path), g.path);
-        throw Calls.failure("delete", lock.name(), code);
+        throw calls.failure("delete", lock.name(), code);
     }
 
     /** The lowest node of the queue: its owner id (the node's data) and creation zxid. */
@@ -526,7 +565,7 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
                 return Optional.empty();
             }
             if (code != KeeperException.Code.OK) {
-                throw Calls.failure("listing", name, code);
+                throw calls.failure("listing", name, code);
             }
             List<LockNode> queue = LockNode.queue(listing.getChildren());
             if (queue.isEmpty()) {
@@ -541,7 +580,7 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
                 continue; // released meanwhile: look again, within the deadline
             }
             if (code != KeeperException.Code.OK) {
-                throw Calls.failure("read", name, code);
+                throw calls.failure("read", name, code);
             }
             byte[] bytes = data.getData();
             String owner = bytes == null || bytes.length == 0 ? first.ownerId : new String(bytes, StandardCharsets.UTF_8);

@@ -9,6 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.dlock.Lease;
 import io.dlock.LockBackendException;
 import io.dlock.LockClient;
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
+import io.dlock.tck.TestTiming;
+import io.dlock.zookeeper.ZkProcess;
 import io.dlock.zookeeper.ZkServers;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -30,7 +34,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
-/** With credentials in the URI, lock nodes belong to that identity: others can read them, not delete them. */
+/**
+ * With credentials in the URI, lock nodes belong to that identity: others can read them, not
+ * delete them, and are refused with a {@link LockConfigurationException} of kind
+ * {@code PERMISSION}; a server that refuses the credentials gives kind {@code CREDENTIALS}.
+ */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class AclTest {
@@ -121,12 +129,34 @@ class AclTest {
             LockBackendException e = assertThrows(LockBackendException.class,
                     () -> intruder.lock(name).tryAcquire(Duration.ofMillis(300)));
             assertTrue(e.getMessage().contains("NOAUTH") && e.getMessage().contains("identity"), e.getMessage());
+            // a wrong digest password is another identity to ZooKeeper: the ACL denies it, which retrying does not change
+            assertTrue(e instanceof LockConfigurationException, "not a configuration failure: " + e);
+            assertEquals(Kind.PERMISSION, ((LockConfigurationException) e).kind());
+            assertFalse(e.retryable());
             assertFalse(e.getMessage().contains("builder") || e.getMessage().contains("wrong-password")
                     || e.getMessage().contains("wonder-land"), "no secret in: " + e.getMessage());
             assertEquals(lease.ownerId(), intruder.holder(name).orElseThrow().ownerId(), "but it can see who holds");
         }
         assertTrue(lease.isValid());
         lease.release();
+    }
+
+    @Test
+    void credentialsTheServerRefusesAreACredentialsFailure() {
+        // a server that does not take digest authentication refuses the URI's credentials (AUTHFAILED)
+        try (ZkProcess noDigest = ZkProcess.start(List.of("-Dzookeeper.DigestAuthenticationProvider.enabled=false"))) {
+            String uri = Harness.uri(noDigest.port(), ALICE, "prefix=refused");
+            LockBackendException e = TestTiming.assertThrowsWithin(LockBackendException.class, Duration.ofSeconds(4), () -> {
+                LockClient c = Harness.client(uri);
+                toClose.add(c);
+                c.lock(name("refused")).tryAcquire(Duration.ofSeconds(5));
+            });
+            System.out.println("[dlock-zookeeper] credentials refused: " + e.getMessage());
+            assertTrue(e instanceof LockConfigurationException, "not a configuration failure: " + e);
+            assertEquals(Kind.CREDENTIALS, ((LockConfigurationException) e).kind(), e.getMessage());
+            assertFalse(e.retryable());
+            assertFalse(e.getMessage().contains("wonder-land"), e.getMessage());
+        }
     }
 
     @Test

@@ -253,6 +253,10 @@ class ZkBackendTest extends EmbeddedServerTest {
         ZkBackend b = Harness.open("zookeeper://127.0.0.1:" + server.getPort() + "?sessionTimeout=PT30S", new Events());
         toClose.add(b);
         assertEquals(Duration.ofMillis(20L * ZkServers.TICK_MS), b.maximumLeaseTime());
+        // a longer lease is the caller's mistake, as on every backend: IllegalArgumentException, before any I/O
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> b.newAttempt(new AcquireRequest(name("long"), Harness.newOwner(), Duration.ofSeconds(5))));
+        assertTrue(e.getMessage().contains("leaseTime") && e.getMessage().contains("sessionTimeout"), e.getMessage());
     }
 
     @Test
