@@ -14,6 +14,9 @@ import io.dlock.Lease;
 import io.dlock.LockBackendException;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
+import io.dlock.tck.ServerProcesses;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
@@ -42,6 +45,9 @@ import software.amazon.awssdk.services.dynamodb.model.TableDescription;
  * The table and the credentials against DynamoDB Local: createTable on and off, a table with the
  * wrong key, the message for a missing permission, credentials from the URI, a profile and the
  * SDK's default chain, and that no credential ever shows in a message, a stack trace or the log.
+ * Each configuration failure is a {@link LockConfigurationException} of its kind (a missing
+ * table, the wrong key, a denied action, no credentials, an https endpoint that speaks plain
+ * http); an unreachable endpoint is retryable.
  */
 class DynamoDbSetupTest {
 
@@ -93,7 +99,9 @@ class DynamoDbSetupTest {
             assertTrue(e.getMessage().contains("partition key named 'name' of type String"), e.getMessage());
             assertFalse(everything(e).contains(SECRET), everything(e));
             assertFalse(everything(e).contains(KEY_ID), everything(e));
-            assertThrowsWithin(LockBackendException.class, FAIL_BOUND, () -> c.holder("x"));
+            assertConfiguration(Kind.MISSING_RESOURCE, e);
+            assertConfiguration(Kind.MISSING_RESOURCE, assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                    () -> c.holder("x")));
         }
         assertEquals(Optional.empty(), describe(table), "nothing was created");
     }
@@ -132,12 +140,44 @@ class DynamoDbSetupTest {
                 () -> open(withKeys(table) + "&createTable=true").close());
         assertTrue(atOpen.getMessage().contains("exists but its key is"), atOpen.getMessage());
         assertTrue(atOpen.getMessage().contains("partition key named 'name'"), atOpen.getMessage());
+        assertConfiguration(Kind.INCOMPATIBLE_SERVER, atOpen);
         try (LockClient c = open(withKeys(table))) {
             LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
                     () -> c.lock("x").tryAcquire());
             assertTrue(e.getMessage().contains("rejected the request"), e.getMessage());
             assertTrue(e.getMessage().contains("partition key named 'name' of type String"), e.getMessage());
+            assertConfiguration(Kind.INCOMPATIBLE_SERVER, e);
         }
+    }
+
+    @Test
+    void anHttpsEndpointThatSpeaksPlainHttpIsATlsFailure() {
+        String https = withKeys(newTable("tls")).replace("endpoint=http://", "endpoint=https://");
+        try (LockClient c = open(https)) {
+            LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                    () -> c.lock("x").tryAcquire(Duration.ofSeconds(5)));
+            System.out.println("[dlock-dynamodb] https to DynamoDB Local's http: " + e.getMessage());
+            assertConfiguration(Kind.TLS, e);
+            assertFalse(everything(e).contains(SECRET), everything(e));
+        }
+    }
+
+    @Test
+    void anUnreachableEndpointIsATransientFailure() {
+        String nowhere = "dynamodb://" + newTable("nowhere") + "?region=us-east-1&endpoint=http://127.0.0.1:"
+                + ServerProcesses.freeLoopbackPort() + "&accessKeyId=" + KEY_ID + "&secretAccessKey=" + SECRET;
+        try (LockClient c = open(nowhere)) {
+            LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                    () -> c.lock("x").tryAcquire(Duration.ofSeconds(5)));
+            assertFalse(e instanceof LockConfigurationException, e.toString());
+            assertTrue(e.retryable(), e.toString());
+        }
+    }
+
+    private static void assertConfiguration(Kind kind, LockBackendException e) {
+        assertTrue(e instanceof LockConfigurationException, "not a configuration failure: " + everything(e));
+        assertEquals(kind, ((LockConfigurationException) e).kind(), e.getMessage());
+        assertFalse(e.retryable());
     }
 
     /** Answers every request of one action as IAM would when the policy lacks it. */
@@ -189,6 +229,7 @@ class DynamoDbSetupTest {
             assertTrue(e.getMessage().contains("not allowed dynamodb:UpdateItem on table '" + table + "'"), e.getMessage());
             assertTrue(e.getMessage().contains("dlock needs dynamodb:UpdateItem and dynamodb:GetItem"), e.getMessage());
             assertFalse(everything(e).contains(SECRET), everything(e));
+            assertConfiguration(Kind.PERMISSION, e);
         }
         try (LockClient c = LockClient.open(config, TestSupport.countingProviderWith(new DenyAction("GetItem")))) {
             LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND, () -> c.holder("x"));
@@ -242,6 +283,7 @@ class DynamoDbSetupTest {
             LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
                     () -> c.lock("x").tryAcquire());
             assertTrue(e.getMessage().contains("no usable AWS credentials"), e.getMessage());
+            assertConfiguration(Kind.CREDENTIALS, e);
         }
         // the SDK's default chain: its first link reads these system properties
         System.setProperty("aws.accessKeyId", KEY_ID);

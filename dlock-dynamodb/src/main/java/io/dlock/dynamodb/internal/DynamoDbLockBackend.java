@@ -153,7 +153,7 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
             extra.accept(override);
             DynamoDbClientBuilder builder = DynamoDbClient.builder()
                     .httpClient(http)
-                    .credentialsProvider(credentials)
+                    .credentialsProvider(failuresMarked(credentials))
                     .region(region)
                     .overrideConfiguration(override.build());
             if (settings.endpoint != null) {
@@ -227,6 +227,17 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
             return ProfileCredentialsProvider.builder().profileName(settings.profile).build();
         }
         return DefaultCredentialsProvider.builder().build();
+    }
+
+    /** The provider, with its failures marked for {@link Failures#of} (see {@link Failures.NoCredentials}). */
+    private static AwsCredentialsProvider failuresMarked(AwsCredentialsProvider provider) {
+        return () -> {
+            try {
+                return provider.resolveCredentials();
+            } catch (SdkClientException e) {
+                throw SdkClientException.builder().message(e.getMessage()).cause(new Failures.NoCredentials(e)).build();
+            }
+        };
     }
 
     Sightings sightings() {

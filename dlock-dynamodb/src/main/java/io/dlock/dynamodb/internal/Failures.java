@@ -1,10 +1,14 @@
 package io.dlock.dynamodb.internal;
 
 import io.dlock.LockBackendException;
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
+import java.io.EOFException;
 import java.io.IOException;
+import java.net.SocketException;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.Set;
+import javax.net.ssl.SSLException;
 import software.amazon.awssdk.awscore.exception.AwsServiceException;
 import software.amazon.awssdk.core.exception.AbortedException;
 import software.amazon.awssdk.core.exception.ApiCallAttemptTimeoutException;
@@ -45,7 +49,14 @@ final class Failures {
     }
 
     /**
-     * Maps an SDK failure.
+     * Maps an SDK failure. What every retry would meet too is a {@link LockConfigurationException},
+     * told by the SDK's exception types and DynamoDB's error codes: a missing table
+     * ({@code ResourceNotFoundException}) is {@code MISSING_RESOURCE}, {@code AccessDeniedException}
+     * {@code PERMISSION}, rejected or unavailable credentials {@code CREDENTIALS}, a
+     * {@code ValidationException} (the table's key is not dlock's) {@code INCOMPATIBLE_SERVER}, an
+     * {@link SSLException} under the SDK's client exception (an https endpoint that does not speak
+     * TLS, an untrusted certificate) {@code TLS}. Throttling, server errors, timeouts and connection
+     * failures are retryable.
      *
      * @param operation what dlock was doing, e.g. {@code acquire}
      * @param action the DynamoDB action, e.g. {@code UpdateItem}
@@ -60,9 +71,10 @@ final class Failures {
             return new LockBackendException(what + " was cut short; its outcome is unknown", lockName, e);
         }
         if (e instanceof ResourceNotFoundException) {
-            return new LockBackendException(what + " failed: the table '" + settings.table + "' does not exist"
-                    + " (in the region and account the credentials point at): create it with a partition key named '"
-                    + LockItem.NAME + "' of type String and no sort key, or add createTable=true to the URI", lockName, e);
+            return new LockConfigurationException(Kind.MISSING_RESOURCE, what + " failed: the table '" + settings.table
+                    + "' does not exist (in the region and account the credentials point at): create it with a partition"
+                    + " key named '" + LockItem.NAME + "' of type String and no sort key, or add createTable=true to the"
+                    + " URI", lockName, e);
         }
         if (e instanceof AwsServiceException ase) {
             String code = ase.awsErrorDetails() == null ? null : ase.awsErrorDetails().errorCode();
@@ -71,29 +83,33 @@ final class Failures {
             String said = settings.uri.scrub((code == null ? "HTTP " + ase.statusCode() : code)
                     + (message == null ? "" : ": " + message));
             if ("AccessDeniedException".equals(code)) {
-                return new LockBackendException(what + " failed: the credentials are not allowed dynamodb:" + action
-                        + " on table '" + settings.table + "' (" + said + "). Grant dynamodb:" + action + " on the table; "
-                        + "dlock needs " + neededPermissions() + ".", lockName, e);
+                return new LockConfigurationException(Kind.PERMISSION, what + " failed: the credentials are not allowed"
+                        + " dynamodb:" + action + " on table '" + settings.table + "' (" + said + "). Grant dynamodb:"
+                        + action + " on the table; dlock needs " + neededPermissions() + ".", lockName, e);
             }
             if (code != null && BAD_CREDENTIALS.contains(code)) {
-                return new LockBackendException(what + " failed: DynamoDB rejected the credentials (" + code + "). "
-                        + "Check the accessKeyId, secretAccessKey and sessionToken URI parameters, or the SDK's default "
-                        + "credential chain when the URI gives none.", lockName, e);
+                return new LockConfigurationException(Kind.CREDENTIALS, what + " failed: DynamoDB rejected the credentials"
+                        + " (" + code + "). Check the accessKeyId, secretAccessKey and sessionToken URI parameters, or the"
+                        + " SDK's default credential chain when the URI gives none.", lockName, e);
             }
             if ("ValidationException".equals(code)) {
-                return new LockBackendException(what + " failed: DynamoDB rejected the request (" + said + "). Check that"
-                        + " table '" + settings.table + "' has a partition key named '" + LockItem.NAME
-                        + "' of type String and no sort key.", lockName, e);
+                // dlock's requests are valid for a table with its key: DynamoDB finds them invalid when the key differs
+                return new LockConfigurationException(Kind.INCOMPATIBLE_SERVER, what + " failed: DynamoDB rejected the"
+                        + " request (" + said + "). Check that table '" + settings.table + "' has a partition key named '"
+                        + LockItem.NAME + "' of type String and no sort key.", lockName, e);
             }
             if (ase.isThrottlingException()) {
                 return new LockBackendException(what + " was throttled by DynamoDB (" + said + "): the table's capacity"
                         + " or the account's request rate is exhausted", lockName, e);
             }
             if (code == null) {
-                // an HTTP answer without a DynamoDB error in it: something else serves the endpoint
-                return new LockBackendException(what + " failed: " + settings.server() + " answered HTTP "
-                        + ase.statusCode() + " without a DynamoDB error: check that the endpoint is DynamoDB's (or "
-                        + "DynamoDB Local's)", lockName, e);
+                // an HTTP answer without a DynamoDB error in it: something else serves the endpoint; a
+                // 5xx may also be a proxy in front of DynamoDB that is failing for now
+                String m = what + " failed: " + settings.server() + " answered HTTP " + ase.statusCode()
+                        + " without a DynamoDB error: check that the endpoint is DynamoDB's (or DynamoDB Local's)";
+                return ase.statusCode() >= 400 && ase.statusCode() < 500
+                        ? new LockConfigurationException(Kind.INCOMPATIBLE_SERVER, m, lockName, e)
+                        : new LockBackendException(m, lockName, e);
             }
             return new LockBackendException(what + " failed: " + said + " (HTTP " + ase.statusCode() + ")", lockName, e);
         }
@@ -102,18 +118,36 @@ final class Failures {
                     + " (the operation timeout)", lockName, e);
         }
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : settings.uri.scrub(e.getMessage());
-        if (message.toLowerCase(Locale.ROOT).contains("credentials")) {
-            return new LockBackendException(what + " failed: no usable AWS credentials were found. Give accessKeyId and "
-                    + "secretAccessKey in the URI, name a profile, or configure the SDK's default chain. " + message,
-                    lockName, e);
+        if (hasCause(e, NoCredentials.class)) {
+            return new LockConfigurationException(Kind.CREDENTIALS, what + " failed: no usable AWS credentials were"
+                    + " found. Give accessKeyId and secretAccessKey in the URI, name a profile, or configure the SDK's"
+                    + " default chain. " + message, lockName, e);
+        }
+        if (hasCause(e, SSLException.class) && !hasCause(e, EOFException.class) && !hasCause(e, SocketException.class)) {
+            return new LockConfigurationException(Kind.TLS, what + " failed: the TLS connection to " + settings.server()
+                    + " failed: " + message + ". Check that an https endpoint speaks TLS (or write http://) and that its"
+                    + " certificate is trusted and names its host.", lockName, e);
         }
         if (notHttp(e)) {
-            return new LockBackendException(what + " failed: " + settings.server() + " does not speak HTTP: it "
-                    + "answered with something that is not an HTTP response (" + message + "); check the host and "
-                    + "port of the endpoint", lockName, e);
+            return new LockConfigurationException(Kind.INCOMPATIBLE_SERVER, what + " failed: " + settings.server()
+                    + " does not speak HTTP: it answered with something that is not an HTTP response (" + message
+                    + "); check the host and port of the endpoint", lockName, e);
         }
         return new LockBackendException(what + " failed: could not reach " + settings.server() + ": " + message,
                 lockName, e);
+    }
+
+    /**
+     * Marks a failure of the credentials provider (no credentials in the default chain, a profile
+     * that does not exist or has none), which the SDK reports as a plain client exception: the
+     * backend's provider wraps every such failure in one, so that {@link #of} tells it by type.
+     */
+    static final class NoCredentials extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        NoCredentials(RuntimeException cause) {
+            super("the credentials provider failed", cause);
+        }
     }
 
     /**
@@ -123,6 +157,16 @@ final class Failures {
     private static boolean notHttp(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof IOException && "Invalid Http response".equals(t.getMessage())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean hasCause(Throwable e, Class<? extends Throwable> type) {
+        int depth = 0;
+        for (Throwable t = e; t != null && depth < 32; t = t.getCause() == t ? null : t.getCause(), depth++) {
+            if (type.isInstance(t)) {
                 return true;
             }
         }
@@ -180,7 +224,7 @@ final class Failures {
      * @return the exception to throw
      */
     LockBackendException odd(String operation, String lockName, IllegalStateException e) {
-        return new LockBackendException("the " + operation + " of lock '" + lockName + "' on DynamoDB " + settings
+        return new LockConfigurationException(Kind.INCOMPATIBLE_SERVER, "the " + operation + " of lock '" + lockName + "' on DynamoDB " + settings
                 + " found an item dlock did not write (" + e.getMessage() + "): check that no other application writes"
                 + " to the table", lockName, e);
     }

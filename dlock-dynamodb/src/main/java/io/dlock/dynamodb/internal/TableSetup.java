@@ -1,6 +1,8 @@
 package io.dlock.dynamodb.internal;
 
 import io.dlock.LockBackendException;
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -105,7 +107,8 @@ final class TableSetup {
                 && table.attributeDefinitions().stream().anyMatch(d -> d.attributeName().equals(LockItem.NAME)
                         && d.attributeType() == ScalarAttributeType.S);
         if (!ok) {
-            throw new LockBackendException("DynamoDB " + settings + " exists but its key is " + key
+            throw new LockConfigurationException(Kind.INCOMPATIBLE_SERVER, "DynamoDB " + settings
+                    + " exists but its key is " + key
                     + "; dlock needs a partition key named '" + LockItem.NAME + "' of type String and no sort key: "
                     + "use another table name", null, null);
         }

@@ -5,6 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dlock.LockBackendException;
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
+import java.io.EOFException;
+import javax.net.ssl.SSLException;
 import io.dlock.spi.BackendUri;
 import java.time.Duration;
 import java.util.Optional;
@@ -17,7 +21,10 @@ import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
 import software.amazon.awssdk.services.dynamodb.model.ProvisionedThroughputExceededException;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 
-/** What each kind of SDK failure becomes: a message that says what failed and what to do, and never a credential. */
+/**
+ * What each kind of SDK failure becomes: a message that says what failed and what to do, never a
+ * credential, and a {@link LockConfigurationException} of its kind where retrying cannot help.
+ */
 class FailuresTest {
 
     private static final String SECRET = "Fail-S3cret";
@@ -60,6 +67,36 @@ class FailuresTest {
     }
 
     @Test
+    void configurationFailuresHaveTheirKindAndTheRestIsRetryable() {
+        assertKind(Kind.PERMISSION, service("AccessDeniedException", "not authorized", 400));
+        assertKind(Kind.CREDENTIALS, service("UnrecognizedClientException", "The security token is invalid.", 400));
+        assertKind(Kind.INCOMPATIBLE_SERVER, service("ValidationException", "The provided key element does not match", 400));
+        assertKind(Kind.MISSING_RESOURCE, ResourceNotFoundException.builder().message("Requested resource not found").build());
+        assertKind(Kind.CREDENTIALS, SdkClientException.builder().message("Unable to load credentials")
+                .cause(new Failures.NoCredentials(SdkClientException.create("no profile"))).build());
+        assertKind(Kind.TLS, SdkClientException.builder().message("Unable to execute HTTP request")
+                .cause(new SSLException("Unsupported or unrecognized SSL message")).build());
+        for (Exception passing : new Exception[] {service("InternalServerError", "oops", 500),
+                ProvisionedThroughputExceededException.builder().statusCode(400).awsErrorDetails(AwsErrorDetails.builder()
+                        .errorCode("ProvisionedThroughputExceededException").build()).build(),
+                ApiCallTimeoutException.create(2000), SdkClientException.create("Connection refused"),
+                // a TLS handshake the server cut short may be a restart
+                SdkClientException.builder().message("Remote host terminated the handshake")
+                        .cause(new SSLException("Remote host terminated the handshake", new EOFException())).build()}) {
+            LockBackendException e = map(passing);
+            assertFalse(e instanceof LockConfigurationException, e.toString());
+            assertTrue(e.retryable(), e.toString());
+        }
+    }
+
+    private void assertKind(Kind kind, Exception e) {
+        LockBackendException mapped = map(e);
+        assertTrue(mapped instanceof LockConfigurationException, mapped.toString());
+        assertEquals(kind, ((LockConfigurationException) mapped).kind(), mapped.getMessage());
+        assertFalse(mapped.retryable());
+    }
+
+    @Test
     void otherKindsOfFailure() {
         assertTrue(map(ResourceNotFoundException.builder().message("Requested resource not found").build()).getMessage()
                 .contains("the table 'locks' does not exist"));
@@ -74,7 +111,8 @@ class FailuresTest {
         assertTrue(map(AbortedException.create("Thread was interrupted")).getMessage().contains("was cut short"));
         assertTrue(map(SdkClientException.create("Unable to execute HTTP request: Connection refused")).getMessage()
                 .contains("could not reach the DynamoDB endpoint of eu-west-1: Unable to execute HTTP request"));
-        assertTrue(map(SdkClientException.create("Unable to load credentials from any of the providers in the chain"))
+        assertTrue(map(SdkClientException.builder().message("Unable to load credentials from any of the providers in the"
+                + " chain").cause(new Failures.NoCredentials(SdkClientException.create("none"))).build())
                 .getMessage().contains("no usable AWS credentials were found"));
     }
 }
