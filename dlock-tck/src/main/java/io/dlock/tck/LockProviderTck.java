@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.dlock.Capability;
@@ -13,6 +14,7 @@ import io.dlock.Lease;
 import io.dlock.LockBackendException;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
+import io.dlock.LockConfigurationException;
 import io.dlock.LockHolder;
 import io.dlock.LockLostException;
 import io.dlock.LockOptions;
@@ -23,6 +25,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.SplittableRandom;
@@ -1048,28 +1051,27 @@ import org.junit.jupiter.api.Timeout;
     }
 
     /**
-     * V3: an unreachable or stalled backend gives LockBackendException within the operation timeout.
+     * V3: an unreachable or stalled backend gives LockBackendException within the operation timeout,
+     * and says that a retry may succeed ({@link LockBackendException#retryable()}).
      *
      * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
      */
     @Test
     public void V3_unreachableBackendFailsInTime() throws Exception {
         // generous: connect and read phases may each take up to the timeout on some clients; never a hang
-        long bound = opTimeout().multipliedBy(2).plus(Duration.ofMillis(1500)).toNanos();
+        long bound = failureBound().toNanos();
         boolean ran = false;
         Optional<String> unreachable = fixture().unreachableUri();
         if (unreachable.isPresent()) {
             ran = true;
             long t0 = System.nanoTime();
-            try {
-                LockClient c = client(b -> b.uri(unreachable.get()));
-                assertThrows(LockBackendException.class, () -> c.lock(name(Rule.V3)).tryAcquire(Duration.ofSeconds(10)),
-                        Rule.V3.failure("an acquire on an unreachable backend did not fail with LockBackendException"));
-            } catch (LockBackendException e) {
-                // opening eagerly and failing is fine too
-            }
+            LockBackendException failure = failureThrough(unreachable.get(), Rule.V3,
+                    "an acquire on an unreachable backend did not fail with LockBackendException");
             long took = System.nanoTime() - t0;
             assertTrue(took < bound, Rule.V3.failure("failing against an unreachable backend took " + millis(took) + " ms"));
+            assertTrue(failure.retryable(), Rule.V3.failure("an unreachable backend's exception says no retry can help ("
+                    + failure + "); a server that does not answer may come back: only a configuration failure is not "
+                    + "retryable"));
             System.out.println("[dlock-tck] V3: unreachable backend failed in " + millis(took) + " ms");
         }
         Optional<FreezableClient> frozen = fixture().openFreezable(config());
@@ -1080,13 +1082,69 @@ import org.junit.jupiter.api.Timeout;
             c.lock(name(Rule.V3)).tryAcquire(lease()).orElseThrow().release(); // the connection is up
             frozen.get().freeze();
             long t0 = System.nanoTime();
-            assertThrows(LockBackendException.class, () -> c.lock(name(Rule.V3)).tryAcquire(Duration.ofSeconds(10)),
+            LockBackendException failure = assertThrows(LockBackendException.class,
+                    () -> c.lock(name(Rule.V3)).tryAcquire(Duration.ofSeconds(10)),
                     Rule.V3.failure("an acquire over a frozen network did not fail with LockBackendException"));
             long took = System.nanoTime() - t0;
             assertTrue(took < bound, Rule.V3.failure("failing over a frozen network took " + millis(took) + " ms"));
+            assertTrue(failure.retryable(), Rule.V3.failure("a stalled backend's exception says no retry can help ("
+                    + failure + "); only a configuration failure is not retryable"));
             System.out.println("[dlock-tck] V3: stalled backend failed in " + millis(took) + " ms");
             frozen.get().unfreeze();
         }
         assumeTrue(ran, "V3 needs TckFixture.unreachableUri() or openFreezable(); the fixture offers neither");
+    }
+
+    /**
+     * V4: a configuration failure (a password the server rejects, a permission it denies, a missing
+     * table, a TLS mismatch) is reported as a {@link LockConfigurationException} of its kind, within
+     * the operation timeout, from opening the client or from its first acquire.
+     *
+     * @throws Exception if the rule is violated, the backend fails otherwise, or the test is interrupted
+     */
+    @Test
+    public void V4_configurationFailureReportedAsItsKind() throws Exception {
+        Map<LockConfigurationException.Kind, String> uris = fixture().misconfiguredUris();
+        assumeFalse(uris.isEmpty(), "V4 needs TckFixture.misconfiguredUris() (URIs the backend must refuse for a "
+                + "configuration reason); the fixture offers none");
+        // generous, as V3: opening and the first call may each take up to the timeout; never a hang
+        long bound = failureBound().toNanos();
+        for (Map.Entry<LockConfigurationException.Kind, String> e : uris.entrySet()) {
+            LockConfigurationException.Kind kind = e.getKey();
+            long t0 = System.nanoTime();
+            LockBackendException failure = failureThrough(e.getValue(), Rule.V4,
+                    "an acquire through a URI with a " + kind + " misconfiguration did not fail with LockBackendException");
+            long took = System.nanoTime() - t0;
+            assertTrue(failure instanceof LockConfigurationException, Rule.V4.failure("a " + kind + " misconfiguration "
+                    + "was reported as a " + (failure.retryable() ? "retryable " : "") + failure.getClass().getSimpleName()
+                    + ", not a LockConfigurationException: " + failure.getMessage()));
+            assertEquals(kind, ((LockConfigurationException) failure).kind(), Rule.V4.failure("a " + kind
+                    + " misconfiguration was reported as " + ((LockConfigurationException) failure).kind() + ": "
+                    + failure.getMessage()));
+            assertFalse(failure.retryable(), Rule.V4.failure("a configuration failure says a retry may help"));
+            assertTrue(took < bound, Rule.V4.failure("reporting the " + kind + " misconfiguration took " + millis(took)
+                    + " ms"));
+            System.out.println("[dlock-tck] V4: " + kind + " reported in " + millis(took) + " ms: " + failure.getMessage());
+        }
+    }
+
+    /** How long V3 and V4 allow a failure to take: twice the operation timeout and 1.5 s. */
+    private Duration failureBound() {
+        return opTimeout().multipliedBy(2).plus(Duration.ofMillis(1500));
+    }
+
+    /**
+     * Opens a client of a URI and makes one acquire with a 10 s wait; a backend may fail either.
+     *
+     * @return the failure
+     */
+    private LockBackendException failureThrough(String uri, Rule rule, String ifNone) {
+        try {
+            LockClient c = client(b -> b.uri(uri));
+            return assertThrows(LockBackendException.class, () -> c.lock(name(rule)).tryAcquire(Duration.ofSeconds(10)),
+                    rule.failure(ifNone));
+        } catch (LockBackendException e) {
+            return e; // opening eagerly and failing is fine too
+        }
     }
 }

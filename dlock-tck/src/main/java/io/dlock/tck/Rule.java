@@ -79,7 +79,10 @@ public enum Rule {
             "release must be idempotent on the server (owner-checked delete) and never throw for 'not held'"),
     /** V3: an unreachable backend fails in time. */
     V3("an unreachable backend fails in time",
-            "connect and read timeouts must be derived from the operation timeout; map every client exception to LockBackendException"),
+            "connect and read timeouts must be derived from the operation timeout; map every client exception to LockBackendException, and no answer to a retryable one, never to LockConfigurationException"),
+    /** V4: a configuration failure is reported as LockConfigurationException of its kind. */
+    V4("a configuration failure is reported as its kind",
+            "map what the server or client library says in typed form (error codes, status codes, exception types) about rejected credentials, denied permissions, missing resources, TLS and unusable servers to LockConfigurationException of that kind, at once, without retrying"),
     /** N1: a randomized fault run keeps the fenced resource safe. */
     N1("a randomized fault run keeps the fenced resource safe",
             "read the run's seed and history summary; replay it with -Ddlock.tck.seed; a stale write accepted means tokens went backwards, an overlap means exclusion failed"),

@@ -2,7 +2,9 @@ package io.dlock.tck;
 
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
+import io.dlock.LockConfigurationException;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -75,6 +77,20 @@ public interface TckFixture extends AutoCloseable {
      */
     default Optional<String> unreachableUri() {
         return Optional.empty();
+    }
+
+    /**
+     * URIs of this backend's scheme that the backend must refuse for a configuration reason, by the
+     * kind of {@link LockConfigurationException} it must report: a password the server rejects
+     * ({@code CREDENTIALS}), a user the server's ACL denies ({@code PERMISSION}), a table that does
+     * not exist ({@code MISSING_RESOURCE}), and so on. Rule V4 opens a client of each, with the
+     * TCK's timeouts, and acquires once. Each URI must be refused every time, so the fixture sets up
+     * whatever it needs (a second server with a password, a user without rights) on its first call.
+     *
+     * @return the URIs by kind; empty (the default) skips V4
+     */
+    default Map<LockConfigurationException.Kind, String> misconfiguredUris() {
+        return Map.of();
     }
 
     /**

@@ -2,6 +2,7 @@ package io.dlock.tck.mem;
 
 import io.dlock.Capability;
 import io.dlock.LockBackendException;
+import io.dlock.LockConfigurationException;
 import io.dlock.LockHolder;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
@@ -140,9 +141,9 @@ public final class BrokenProviders implements LockProvider {
             real.close();
         }
 
-        /** Runs a request over the client's emulated network. */
+        /** Runs a request over the client's emulated network; the server checks the password first. */
         <T> T call(String name, java.util.function.Supplier<T> request) {
-            return real.link.call(name, request);
+            return real.request(name, request);
         }
 
         MemServer server() {
@@ -915,6 +916,43 @@ public final class BrokenProviders implements LockProvider {
                                     return super.tryOnce();
                                 } catch (LockBackendException e) {
                                     throw new IllegalStateException("no answer", e);
+                                }
+                            }
+                        };
+                    }
+                });
+        add("configuration-as-transient", "the server's refusal of the credentials is reported as a plain, retryable "
+                + "LockBackendException", rules(Rule.V4),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new ForwardingAttempt(real.newAttempt(request)) {
+                            @Override
+                            public AttemptResult tryOnce() {
+                                try {
+                                    return super.tryOnce();
+                                } catch (LockConfigurationException e) {
+                                    throw new LockBackendException(e.getMessage(), request.name(), e.getCause());
+                                }
+                            }
+                        };
+                    }
+                });
+        add("no-answer-as-configuration", "a call that gets no answer is reported as a LockConfigurationException, "
+                + "which says no retry can help", rules(Rule.V3),
+                c -> new Forwarding(c.real()) {
+                    @Override
+                    public AcquireAttempt newAttempt(AcquireRequest request) {
+                        return new ForwardingAttempt(real.newAttempt(request)) {
+                            @Override
+                            public AttemptResult tryOnce() {
+                                try {
+                                    return super.tryOnce();
+                                } catch (LockConfigurationException e) {
+                                    throw e;
+                                } catch (LockBackendException e) {
+                                    throw new LockConfigurationException(LockConfigurationException.Kind.INCOMPATIBLE_SERVER,
+                                            "the server did not answer: " + e.getMessage(), request.name(), e);
                                 }
                             }
                         };

@@ -2,11 +2,13 @@ package io.dlock.tck.mem;
 
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
+import io.dlock.LockConfigurationException;
 import io.dlock.tck.FreezableClient;
 import io.dlock.tck.NetworkFault;
 import io.dlock.tck.ServerControl;
 import io.dlock.tck.TckFixture;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.UUID;
@@ -22,7 +24,12 @@ public class MemFixture implements TckFixture {
 
     private static final AtomicInteger IDS = new AtomicInteger();
 
+    /** The password of {@link #passwordServer}. */
+    private static final String PASSWORD = "tck-password";
+
     private final String server = "tck-" + IDS.incrementAndGet();
+    /** A server that requires a password, for rule V4. */
+    private final String passwordServer = server + "-password";
     private final String scheme;
     private SplittableRandom seeds = new SplittableRandom(NetworkFault.defaultSeed()); // guarded by this
 
@@ -91,6 +98,18 @@ public class MemFixture implements TckFixture {
         return Optional.of(link.freezable(client));
     }
 
+    /**
+     * A second server of this fixture's, started with a password, and a URI that gives another:
+     * the server refuses it with kind {@code CREDENTIALS}.
+     *
+     * @return the wrong-password URI
+     */
+    @Override
+    public Map<LockConfigurationException.Kind, String> misconfiguredUris() {
+        MemServer.named(passwordServer).requirePassword(PASSWORD);
+        return Map.of(LockConfigurationException.Kind.CREDENTIALS, scheme + "://:not-" + PASSWORD + "@" + passwordServer);
+    }
+
     @Override
     public Optional<ServerControl> server() {
         MemServer s = MemServer.named(server);
@@ -156,5 +175,6 @@ public class MemFixture implements TckFixture {
     @Override
     public void close() {
         MemServer.drop(server);
+        MemServer.drop(passwordServer);
     }
 }

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 /**
  * The reference provider, {@code mem://NAME}: an in-JVM lock server that passes every TCK rule,
@@ -48,23 +49,38 @@ public final class MemLockProvider implements LockProvider {
         BackendUri uri = context.uri();
         String server = uri.hosts().isEmpty() ? "default" : uri.hosts().get(0).host();
         String linkId = uri.param("link").orElse(UUID.randomUUID().toString());
-        return new MemBackend(MemServer.named(server), linkId, context.operationTimeout());
+        return new MemBackend(MemServer.named(server), linkId, context.operationTimeout(), uri.password().orElse(null));
     }
 
     /**
-     * The backend: every request crosses the client's {@link MemLink}. The server keys a grant by
+     * The backend: every request crosses the client's {@link MemLink}, and the server checks the
+     * URI's password on each (see {@link MemServer#requirePassword}). The server keys a grant by
      * name, owner id and token, so it needs no state of its own ({@code Void}).
      */
     static class MemBackend implements LockBackend<Void> {
         final MemServer server;
         final MemLink link;
         private final String linkId;
+        private final String password;
 
         MemBackend(MemServer server, String linkId, Duration timeout) {
+            this(server, linkId, timeout, null);
+        }
+
+        MemBackend(MemServer server, String linkId, Duration timeout, String password) {
             this.server = server;
             this.linkId = linkId;
+            this.password = password;
             this.link = new MemLink(timeout);
             server.register(linkId, link);
+        }
+
+        /** Sends one request over the link; on the server, the password is checked first. */
+        <T> T request(String lockName, Supplier<T> op) {
+            return link.call(lockName, () -> {
+                server.authenticate(password, lockName);
+                return op.get();
+            });
         }
 
         @Override
@@ -87,7 +103,7 @@ public final class MemLockProvider implements LockProvider {
                 @Override
                 public AttemptResult<Void> tryOnce() {
                     unknown = true;
-                    long r = link.call(request.name(), () -> server.tryAcquire(request.name(), request.ownerId(), leaseNanos));
+                    long r = request(request.name(), () -> server.tryAcquire(request.name(), request.ownerId(), leaseNanos));
                     unknown = false;
                     return r > 0 ? AttemptResult.granted(r, null) : AttemptResult.busy(Duration.ofNanos(-r));
                 }
@@ -107,7 +123,7 @@ public final class MemLockProvider implements LockProvider {
                     if (unknown) {
                         // the grant may have happened without us hearing: undo it, owner-checked
                         try {
-                            link.call(request.name(), () -> {
+                            request(request.name(), () -> {
                                 Optional<LockHolder> h = server.holder(request.name());
                                 return h.isPresent() && h.get().ownerId().equals(request.ownerId())
                                         && server.release(request.name(), request.ownerId(), h.get().fencingToken());
@@ -122,7 +138,7 @@ public final class MemLockProvider implements LockProvider {
 
         @Override
         public List<RenewOutcome> renew(List<Grant<Void>> grants) {
-            return link.call(null, () -> {
+            return request(null, () -> {
                 List<RenewOutcome> out = new ArrayList<>(grants.size());
                 for (Grant<Void> g : grants) {
                     out.add(server.renew(g.name(), g.ownerId(), g.fencingToken(), g.leaseTime().toNanos())
@@ -134,13 +150,13 @@ public final class MemLockProvider implements LockProvider {
 
         @Override
         public ReleaseOutcome release(Grant<Void> grant) {
-            return link.call(grant.name(), () -> server.release(grant.name(), grant.ownerId(), grant.fencingToken()))
+            return request(grant.name(), () -> server.release(grant.name(), grant.ownerId(), grant.fencingToken()))
                     ? ReleaseOutcome.RELEASED : ReleaseOutcome.NOT_HELD;
         }
 
         @Override
         public Optional<LockHolder> holder(String name) {
-            return link.call(name, () -> server.holder(name));
+            return request(name, () -> server.holder(name));
         }
 
         @Override

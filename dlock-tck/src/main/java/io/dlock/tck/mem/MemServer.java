@@ -1,5 +1,6 @@
 package io.dlock.tck.mem;
 
+import io.dlock.LockConfigurationException;
 import io.dlock.LockHolder;
 import java.time.Duration;
 import java.util.HashMap;
@@ -54,6 +55,35 @@ public final class MemServer {
     /** @return this server's name */
     public String name() {
         return name;
+    }
+
+    private volatile String password;
+
+    /**
+     * Makes this server require a password of every request, as a server started with one would:
+     * a client whose URI gives another (or none) is refused with a
+     * {@link LockConfigurationException} of kind {@code CREDENTIALS}.
+     *
+     * @param password the password, or null for none (the default)
+     */
+    public void requirePassword(String password) {
+        this.password = password;
+    }
+
+    /**
+     * Checks a request's password, as a server checks a connection's credentials.
+     *
+     * @param given the password of the client's URI, or null
+     * @param lockName the lock the request is about, or null
+     * @throws LockConfigurationException if this server requires another password
+     */
+    void authenticate(String given, String lockName) {
+        String required = password;
+        if (required != null && !required.equals(given)) {
+            throw new LockConfigurationException(LockConfigurationException.Kind.CREDENTIALS, "mem: server '" + name
+                    + "' rejected the credentials" + (given == null ? " (the uri gives none)" : "")
+                    + ": check the password in the uri", lockName, null);
+        }
     }
 
     /**
