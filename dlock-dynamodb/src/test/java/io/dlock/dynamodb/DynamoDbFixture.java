@@ -5,7 +5,9 @@ import io.dlock.tck.ServerControl;
 import io.dlock.tck.TckFixture;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import io.dlock.LockConfigurationException;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -74,6 +76,19 @@ public final class DynamoDbFixture extends ProxiedFixture implements TckFixture 
     @Override
     public Optional<String> unreachableUri() {
         return Optional.of(uri(TABLE, DynamoDbLocal.HOST + ":" + DynamoDbLocal.freePort()));
+    }
+
+    /**
+     * A table that does not exist, without createTable ({@code MISSING_RESOURCE}), and a
+     * credentials profile that does not exist ({@code CREDENTIALS}; DynamoDB Local takes any
+     * credentials it is given, so only their absence can fail).
+     */
+    @Override
+    public Map<LockConfigurationException.Kind, String> misconfiguredUris() {
+        String hostPort = DynamoDbLocal.HOST + ":" + server.address().getPort();
+        return Map.of(LockConfigurationException.Kind.MISSING_RESOURCE, uri("dlock_tck_no_such_table", hostPort),
+                LockConfigurationException.Kind.CREDENTIALS, "dynamodb://" + TABLE + "?region=" + DynamoDbLocal.REGION
+                        + "&endpoint=http://" + hostPort + "&profile=dlock-tck-no-such-profile");
     }
 
     @Override

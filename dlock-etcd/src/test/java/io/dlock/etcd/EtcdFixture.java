@@ -5,7 +5,9 @@ import io.dlock.tck.ServerControl;
 import io.dlock.tck.TckFixture;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import io.dlock.LockConfigurationException;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
@@ -54,6 +56,16 @@ public final class EtcdFixture extends ProxiedFixture implements TckFixture {
     @Override
     public Optional<String> unreachableUri() {
         return Optional.of("etcd://" + EtcdCluster.HOST + ":" + EtcdCluster.freePort());
+    }
+
+    /**
+     * Credentials for a server that has authentication off ({@code CREDENTIALS}): etcd refuses to
+     * authenticate anyone, and jetcd, which authenticates before every call, can do nothing.
+     */
+    @Override
+    public Map<LockConfigurationException.Kind, String> misconfiguredUris() {
+        return Map.of(LockConfigurationException.Kind.CREDENTIALS, "etcd://tck:tck-password@"
+                + cluster.addresses().get(0).getHostString() + ":" + cluster.addresses().get(0).getPort());
     }
 
     @Override

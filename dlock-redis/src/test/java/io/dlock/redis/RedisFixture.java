@@ -9,7 +9,9 @@ import io.dlock.tck.ServerControl;
 import io.dlock.tck.TckFixture;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import io.dlock.LockConfigurationException;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -32,6 +34,10 @@ public final class RedisFixture extends ProxiedFixture implements TckFixture {
     /** The lock-delay for the fault suite: two of its 1 s leases. */
     static final Duration FAULT_LOCK_DELAY = Duration.ofSeconds(2);
 
+    /** A user of the fixture's server whose ACL lets it touch no key of dlock's (for rule V4). */
+    private static final String LIMITED_USER = "tck-limited";
+    private static final String LIMITED_PASSWORD = "tck-limited-pw";
+
     private final RedisServer server;
     private final Duration lockDelay;
 
@@ -47,7 +53,8 @@ public final class RedisFixture extends ProxiedFixture implements TckFixture {
      */
     public RedisFixture(Duration lockDelay) {
         this.lockDelay = lockDelay;
-        this.server = RedisServer.start();
+        this.server = RedisServer.start(List.of("--user", LIMITED_USER, "on", ">" + LIMITED_PASSWORD, "~other:*", "&*",
+                "+@all"));
         try {
             waitOutTheFirstLockDelay();
         } catch (RuntimeException | Error e) {
@@ -91,6 +98,17 @@ public final class RedisFixture extends ProxiedFixture implements TckFixture {
     @Override
     public Optional<String> unreachableUri() {
         return Optional.of("redis://" + RedisServer.HOST + ":" + RedisServer.freePort());
+    }
+
+    /**
+     * A wrong password ({@code CREDENTIALS}) and a user whose ACL allows no key under dlock's prefix
+     * ({@code PERMISSION}).
+     */
+    @Override
+    public Map<LockConfigurationException.Kind, String> misconfiguredUris() {
+        String at = "@" + RedisServer.HOST + ":" + server.port() + "?lockDelay=" + lockDelay;
+        return Map.of(LockConfigurationException.Kind.CREDENTIALS, "redis://" + LIMITED_USER + ":not-" + LIMITED_PASSWORD + at,
+                LockConfigurationException.Kind.PERMISSION, "redis://" + LIMITED_USER + ":" + LIMITED_PASSWORD + at);
     }
 
     @Override

@@ -1,12 +1,20 @@
 package io.dlock.zookeeper;
 
+import io.dlock.LockConfigurationException;
 import io.dlock.tck.ProxiedFixture;
 import io.dlock.tck.ServerControl;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.ZooDefs;
 
 /**
  * The TCK fixture: one ZooKeeper server (ZooKeeper's own server main, in a child JVM, so that it
@@ -18,6 +26,9 @@ public class ZooKeeperFixture extends ProxiedFixture {
 
     /** The session every fixture client asks for; the server grants it (ticks allow 0.4-4 s). */
     static final Duration SESSION = Duration.ofSeconds(3);
+
+    /** A node whose ACL lets everyone read it and nobody create under it (for rule V4). */
+    private static final String READ_ONLY_CHROOT = "/dlock-tck-read-only";
 
     private final ZkProcess server = ZkProcess.start();
 
@@ -51,6 +62,31 @@ public class ZooKeeperFixture extends ProxiedFixture {
     @Override
     public Optional<String> unreachableUri() {
         return Optional.of("zookeeper://127.0.0.1:" + ZkServers.closedPort() + "?sessionTimeout=" + SESSION);
+    }
+
+    /**
+     * A chroot whose node lets nobody create children, as one set up for another identity would
+     * ({@code PERMISSION}: the server answers NOAUTH). The node is made on the first call.
+     */
+    @Override
+    public Map<LockConfigurationException.Kind, String> misconfiguredUris() {
+        String connect = "127.0.0.1:" + server.port();
+        try (CuratorFramework admin = CuratorFrameworkFactory.newClient(connect, new RetryOneTime(100))) {
+            admin.start();
+            if (!admin.blockUntilConnected(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("no connection to the fixture's ZooKeeper at " + connect);
+            }
+            admin.create().withACL(ZooDefs.Ids.READ_ACL_UNSAFE).forPath(READ_ONLY_CHROOT);
+        } catch (KeeperException.NodeExistsException made) {
+            // made by an earlier call
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while preparing the fixture", e);
+        } catch (Exception e) {
+            throw new IllegalStateException("could not make " + READ_ONLY_CHROOT + " on the fixture's ZooKeeper", e);
+        }
+        return Map.of(LockConfigurationException.Kind.PERMISSION, "zookeeper://tck:tck-secret@" + connect
+                + READ_ONLY_CHROOT + "?sessionTimeout=" + SESSION);
     }
 
     @Override

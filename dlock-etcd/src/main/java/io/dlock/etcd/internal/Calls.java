@@ -355,7 +355,9 @@ final class Calls {
     /** @return what to check for a configuration failure or the usual cause of a connection failure, or empty */
     private String hint(Kind kind, Throwable cause) {
         if (kind == Kind.CREDENTIALS) {
-            return "; check the user and password in the uri";
+            return causeCode(unwrap(cause)).equals("FAILED_PRECONDITION")
+                    ? "; the server has authentication off: remove the user and password from the uri, or enable it"
+                    : "; check the user and password in the uri";
         }
         if (kind == Kind.PERMISSION) {
             return "; the etcd user's roles need read and write access to the keys under the prefix '"
