@@ -3,6 +3,7 @@ package io.dlock.cli;
 import io.dlock.LockBackendException;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
+import io.dlock.LockConfigurationException;
 import io.dlock.LockOptions;
 import io.dlock.spi.BackendUri;
 import java.time.Duration;
@@ -39,8 +40,8 @@ final class BackendOptions {
     }
 
     /**
-     * Opens a client, turning a bad URI into a usage error and an unreachable backend into
-     * {@link ExitCodes#UNREACHABLE}.
+     * Opens a client, turning a bad URI or a configuration the backend refuses into a usage error
+     * and an unreachable backend into {@link ExitCodes#UNREACHABLE}.
      *
      * @param defaults the lock options of the client's locks
      * @return the open client
@@ -61,8 +62,8 @@ final class BackendOptions {
      * @param operationTimeout the operation timeout
      * @param defaults the lock options of the client's locks
      * @return the open client
-     * @throws CliException with {@link ExitCodes#USAGE} for a bad URI, {@link ExitCodes#UNREACHABLE}
-     *     for a backend that does not answer
+     * @throws CliException with {@link ExitCodes#USAGE} for a bad URI or a configuration the
+     *     backend refuses, {@link ExitCodes#UNREACHABLE} for a backend that does not answer
      */
     public static LockClient open(String uri, Duration operationTimeout, LockOptions defaults) {
         LockClientConfig.Builder builder;
@@ -84,7 +85,7 @@ final class BackendOptions {
         } catch (IllegalArgumentException e) {
             throw new CliException(ExitCodes.USAGE, "bad --uri '" + BackendUri.redact(uri) + "': " + e.getMessage(), e);
         } catch (LockBackendException e) {
-            throw unreachable(uri, e);
+            throw failure(uri, e);
         }
     }
 
@@ -116,14 +117,32 @@ final class BackendOptions {
     }
 
     /**
-     * Describes a backend failure.
+     * Describes a backend failure: a configuration the backend refuses (a
+     * {@link LockConfigurationException}: retrying cannot help, the URI or the server must change)
+     * is {@link ExitCodes#USAGE}, anything else {@link ExitCodes#UNREACHABLE}.
      *
      * @param uri the backend URI
      * @param e the failure
-     * @return the exception to throw, with {@link ExitCodes#UNREACHABLE}
+     * @return the exception to throw
      */
-    public static CliException unreachable(String uri, LockBackendException e) {
+    public static CliException failure(String uri, LockBackendException e) {
+        if (e instanceof LockConfigurationException c) {
+            return new CliException(ExitCodes.USAGE, "the backend at " + BackendUri.redact(uri)
+                    + " refuses the configuration (" + describe(c.kind()) + "); retrying will not help: "
+                    + e.getMessage(), e);
+        }
         return new CliException(ExitCodes.UNREACHABLE, "the backend at " + BackendUri.redact(uri)
                 + " cannot be reached or failed: " + e.getMessage(), e);
+    }
+
+    /** @return what a configuration failure of this kind is about, for messages */
+    static String describe(LockConfigurationException.Kind kind) {
+        return switch (kind) {
+            case CREDENTIALS -> "credentials rejected";
+            case PERMISSION -> "permission denied";
+            case MISSING_RESOURCE -> "a resource it needs is missing";
+            case TLS -> "TLS mismatch";
+            case INCOMPATIBLE_SERVER -> "a server dlock cannot use";
+        };
     }
 }

@@ -78,10 +78,10 @@ final class BenchCommand implements Callable<Integer> {
         try {
             results = Bench.run(uri, config, s -> err.println("dlock bench: " + s));
         } catch (LockBackendException e) {
-            throw BackendOptions.unreachable(uri, e);
+            throw BackendOptions.failure(uri, e);
         } catch (IllegalStateException e) {
             if (e.getCause() instanceof LockBackendException lbe) {
-                throw BackendOptions.unreachable(uri, lbe);
+                throw BackendOptions.failure(uri, lbe);
             }
             throw e;
         }

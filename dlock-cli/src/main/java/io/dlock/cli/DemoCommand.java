@@ -107,7 +107,7 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
                 outcomes.add(withDlock(out, clients, prefix, options));
                 outcomes.add(stalledReplica(out, clients, prefix));
             } catch (LockBackendException e) {
-                throw BackendOptions.unreachable(backendUri, e);
+                throw BackendOptions.failure(backendUri, e);
             }
             return report(out, outcomes, started);
         } finally {

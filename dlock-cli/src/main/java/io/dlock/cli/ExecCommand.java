@@ -85,7 +85,7 @@ final class ExecCommand implements Callable<Integer> {
                 granted = wait == null ? Optional.of(lock.acquire()) : lock.tryAcquire(wait);
             } catch (LockBackendException e) {
                 backendFailed = true;
-                throw BackendOptions.unreachable(backend.uri(), e);
+                throw BackendOptions.failure(backend.uri(), e);
             } catch (IllegalStateException e) {
                 if (stopping) {
                     return 130; // SIGINT or SIGTERM while waiting: the shutdown hook closed the client

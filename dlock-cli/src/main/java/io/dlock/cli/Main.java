@@ -1,6 +1,7 @@
 package io.dlock.cli;
 
 import io.dlock.LockBackendException;
+import io.dlock.LockConfigurationException;
 import io.dlock.LockOptions;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -107,6 +108,11 @@ public final class Main implements Runnable {
             if (ex instanceof CliException ce) {
                 e.println("dlock: " + ce.getMessage());
                 return ce.exitCode();
+            }
+            if (ex instanceof LockConfigurationException lce) {
+                e.println("dlock: the backend refuses the configuration (" + BackendOptions.describe(lce.kind())
+                        + "); retrying will not help: " + ex.getMessage());
+                return ExitCodes.USAGE;
             }
             if (ex instanceof LockBackendException) {
                 e.println("dlock: the backend failed: " + ex.getMessage());

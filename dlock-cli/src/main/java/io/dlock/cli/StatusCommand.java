@@ -50,7 +50,7 @@ final class StatusCommand implements Callable<Integer> {
                     holder = client.holder(name);
                 } catch (LockBackendException e) {
                     failed = true;
-                    throw BackendOptions.unreachable(backend.uri(), e);
+                    throw BackendOptions.failure(backend.uri(), e);
                 }
                 rows.add(holder.map(h -> new String[] {name, "held", Long.toString(h.fencingToken()),
                         h.remaining().map(Durations::format).orElse("unknown"), h.ownerId()})

@@ -76,7 +76,7 @@ final class TckCommand implements Callable<Integer> {
         } catch (UnsupportedOperationException e) {
             // no holder query: the rules that need one are skipped
         } catch (io.dlock.LockBackendException e) {
-            throw BackendOptions.unreachable(backend.uri(), e);
+            throw BackendOptions.failure(backend.uri(), e);
         }
         if (seed != null) {
             System.setProperty("dlock.tck.seed", Long.toString(seed));

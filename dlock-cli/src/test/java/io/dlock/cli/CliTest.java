@@ -20,6 +20,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.zookeeper.ZooDefs;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -217,6 +221,23 @@ class CliTest {
             // take 5 s more
             assertTrue(took.compareTo(timeout.plusSeconds(3)) < 0, "took " + took + "\n" + p.describe());
         }
+    }
+
+    @Test
+    void aConfigurationTheBackendRefusesExitsWith2AndSaysWhichKind() throws Exception {
+        // a chroot whose node lets nobody create under it, as one set up for another identity: NOAUTH
+        String chroot = "/cli-read-only";
+        try (CuratorFramework admin = CuratorFrameworkFactory.newClient(zk.connectString(), new RetryOneTime(100))) {
+            admin.start();
+            assertTrue(admin.blockUntilConnected(30, TimeUnit.SECONDS), "connected to the test's ZooKeeper");
+            admin.create().withACL(ZooDefs.Ids.READ_ACL_UNSAFE).forPath(chroot);
+        }
+        String refused = "zookeeper://127.0.0.1:" + zk.port() + chroot + "?sessionTimeout=" + SESSION;
+        CliProcess p = CliProcess.run(dir, PROMPT, "exec", "--uri", refused, "--name", "x", "--lease", LEASE, "--",
+                "true");
+        assertEquals(ExitCodes.USAGE, p.exitCode(PROMPT), p.describe());
+        assertTrue(p.stderr().contains("refuses the configuration (permission denied); retrying will not help")
+                && p.stderr().contains("NOAUTH"), p.describe());
     }
 
     // ------------------------------------------------------------------ exec
