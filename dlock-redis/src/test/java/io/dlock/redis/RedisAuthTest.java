@@ -128,27 +128,24 @@ class RedisAuthTest {
     }
 
     @Test
-    void aUserWithoutAccessToTheKeysIsRefusedForLackOfPermission() {
-        try (LockClient c = open(uri("bob:bob-pw"))) {
-            LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
-                    () -> c.lock("auth").tryAcquire(Duration.ofSeconds(5)));
+    void usersTheAclDeniesKeysOrScriptsAreRefusedForLackOfPermission() {
+        try (LockClient keys = open(uri("bob:bob-pw")); LockClient scripts = open(uri("carol:carol-pw"))) {
+            LockBackendException e = acquireFails(keys);
             assertConfiguration(Kind.PERMISSION, e);
             assertTrue(e.getMessage().contains("NOPERM"), e.getMessage());
             assertTrue(e.getMessage().contains("keys and channels starting with 'dlock:'"), e.getMessage());
             assertFalse(everything(e).contains("bob-pw"), everything(e));
             assertConfiguration(Kind.PERMISSION, assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
-                    () -> c.holder("auth")));
-        }
-    }
-
-    @Test
-    void aUserWhoMayNotRunScriptsIsRefusedForLackOfPermission() {
-        try (LockClient c = open(uri("carol:carol-pw"))) {
-            LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
-                    () -> c.lock("auth").tryAcquire(Duration.ofSeconds(5)));
+                    () -> keys.holder("auth")));
+            e = acquireFails(scripts);
             assertConfiguration(Kind.PERMISSION, e);
             assertTrue(e.getMessage().contains("EVAL, EVALSHA"), e.getMessage());
         }
+    }
+
+    private static LockBackendException acquireFails(LockClient c) {
+        return assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                () -> c.lock("auth").tryAcquire(Duration.ofSeconds(5)));
     }
 
     @Test

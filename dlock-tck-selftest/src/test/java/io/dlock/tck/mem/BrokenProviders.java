@@ -151,6 +151,29 @@ public final class BrokenProviders implements LockProvider {
         }
     }
 
+    /**
+     * The reference backend, but what a try throws as {@link LockBackendException} becomes what
+     * {@code failure} makes of it.
+     */
+    static Function<Ctx, LockBackend<?>> tryOnceFailing(
+            java.util.function.BiFunction<AcquireRequest, LockBackendException, RuntimeException> failure) {
+        return c -> new Forwarding(c.real()) {
+            @Override
+            public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
+                return new ForwardingAttempt(real.newAttempt(request)) {
+                    @Override
+                    public AttemptResult<Void> tryOnce() {
+                        try {
+                            return super.tryOnce();
+                        } catch (LockBackendException e) {
+                            throw failure.apply(request, e);
+                        }
+                    }
+                };
+            }
+        };
+    }
+
     /** Forwards an attempt; a mutant overrides one step. */
     static class ForwardingAttempt implements AcquireAttempt<Void> {
         final AcquireAttempt<Void> delegate;
@@ -906,58 +929,16 @@ public final class BrokenProviders implements LockProvider {
                 });
         add("wrong-exception", "a call that gets no answer throws IllegalStateException, not LockBackendException",
                 rules(Rule.V3), rules(Rule.S4, Rule.S7, Rule.N1, Rule.N2),
-                c -> new Forwarding(c.real()) {
-                    @Override
-                    public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
-                        return new ForwardingAttempt(real.newAttempt(request)) {
-                            @Override
-                            public AttemptResult<Void> tryOnce() {
-                                try {
-                                    return super.tryOnce();
-                                } catch (LockBackendException e) {
-                                    throw new IllegalStateException("no answer", e);
-                                }
-                            }
-                        };
-                    }
-                });
+                tryOnceFailing((request, e) -> new IllegalStateException("no answer", e)));
         add("configuration-as-transient", "the server's refusal of the credentials is reported as a plain, retryable "
                 + "LockBackendException", rules(Rule.V4),
-                c -> new Forwarding(c.real()) {
-                    @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
-                        return new ForwardingAttempt(real.newAttempt(request)) {
-                            @Override
-                            public AttemptResult tryOnce() {
-                                try {
-                                    return super.tryOnce();
-                                } catch (LockConfigurationException e) {
-                                    throw new LockBackendException(e.getMessage(), request.name(), e.getCause());
-                                }
-                            }
-                        };
-                    }
-                });
+                tryOnceFailing((request, e) -> e instanceof LockConfigurationException
+                        ? new LockBackendException(e.getMessage(), request.name(), e.getCause()) : e));
         add("no-answer-as-configuration", "a call that gets no answer is reported as a LockConfigurationException, "
                 + "which says no retry can help", rules(Rule.V3),
-                c -> new Forwarding(c.real()) {
-                    @Override
-                    public AcquireAttempt newAttempt(AcquireRequest request) {
-                        return new ForwardingAttempt(real.newAttempt(request)) {
-                            @Override
-                            public AttemptResult tryOnce() {
-                                try {
-                                    return super.tryOnce();
-                                } catch (LockConfigurationException e) {
-                                    throw e;
-                                } catch (LockBackendException e) {
-                                    throw new LockConfigurationException(LockConfigurationException.Kind.INCOMPATIBLE_SERVER,
-                                            "the server did not answer: " + e.getMessage(), request.name(), e);
-                                }
-                            }
-                        };
-                    }
-                });
+                tryOnceFailing((request, e) -> e instanceof LockConfigurationException ? e
+                        : new LockConfigurationException(LockConfigurationException.Kind.INCOMPATIBLE_SERVER,
+                                "the server did not answer: " + e.getMessage(), request.name(), e)));
         add("close-waits-for-network", "close() says goodbye to the server and waits for its answer without a timeout",
                 rules(Rule.L9),
                 c -> new Forwarding(c.real()) {
