@@ -390,6 +390,8 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
     /**
      * Starts an acquisition; no I/O.
      *
+     * @param request the lock name, owner id and lease time
+     * @return the attempt
      * @throws IllegalArgumentException if the lease is longer than the session timeout now
      *     negotiated ({@link #maximumLeaseTime()})
      */
