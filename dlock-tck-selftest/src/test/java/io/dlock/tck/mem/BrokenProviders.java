@@ -929,7 +929,8 @@ public final class BrokenProviders implements LockProvider {
                 });
         add("wrong-exception", "a call that gets no answer throws IllegalStateException, not LockBackendException",
                 rules(Rule.V3), rules(Rule.S4, Rule.S7, Rule.N1, Rule.N2),
-                tryOnceFailing((request, e) -> new IllegalStateException("no answer", e)));
+                tryOnceFailing((request, e) -> e instanceof LockConfigurationException ? e
+                        : new IllegalStateException("no answer", e)));
         add("configuration-as-transient", "the server's refusal of the credentials is reported as a plain, retryable "
                 + "LockBackendException", rules(Rule.V4),
                 tryOnceFailing((request, e) -> e instanceof LockConfigurationException
