@@ -1,7 +1,11 @@
 package io.dlock.dynamodb;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
 import io.dlock.tck.ForeignServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -11,7 +15,8 @@ import org.junit.jupiter.api.Test;
 /**
  * A DynamoDB endpoint where something else listens: the client says what it found, in time. Before,
  * bytes that are not HTTP gave "could not reach ...: Unable to execute HTTP request: Invalid Http
- * response", and an HTTP server that is not DynamoDB "failed: HTTP 404 (HTTP 404)".
+ * response", and an HTTP server that is not DynamoDB "failed: HTTP 404 (HTTP 404)". Both are a
+ * {@link LockConfigurationException} of kind {@code INCOMPATIBLE_SERVER}.
  */
 class DynamoDbWrongServiceTest {
 
@@ -35,6 +40,9 @@ class DynamoDbWrongServiceTest {
                             : "http://" + f.hostPort() + " does not speak HTTP: it answered with something that is "
                             + "not an HTTP response";
                     assertTrue(f.message().contains(expected), kind + ": " + f.message());
+                    // no retry can help: the endpoint must change
+                    assertEquals(Kind.INCOMPATIBLE_SERVER,
+                            assertInstanceOf(LockConfigurationException.class, f.exception(), kind).kind(), kind);
                 });
     }
 }

@@ -1,7 +1,11 @@
 package io.dlock.etcd;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
 import io.dlock.tck.ForeignServer;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -10,7 +14,8 @@ import org.junit.jupiter.api.Test;
  * An etcd:// URI that names a port where something else listens: the client says that the server
  * does not speak etcd's protocol, at once. Before, it resent the request until the operation
  * timeout and then reported gRPC's "INTERNAL: http2 exception (Http2Exception: First received frame
- * was not SETTINGS. Hex dump for first 5 bytes: a5a4a7a6a1) (sent 14 times)".
+ * was not SETTINGS. Hex dump for first 5 bytes: a5a4a7a6a1) (sent 14 times)". It is a
+ * {@link LockConfigurationException} of kind {@code INCOMPATIBLE_SERVER}.
  */
 class EtcdWrongServiceTest {
 
@@ -26,6 +31,9 @@ class EtcdWrongServiceTest {
                     assertTrue(f.message().contains("failed: the server at " + f.hostPort() + " does not speak etcd's "
                             + "protocol (gRPC over HTTP/2): "), kind + ": " + f.message());
                     assertTrue(f.message().contains("check the host and port in the uri"), f.message());
+                    // no retry can help: the uri must change
+                    assertEquals(Kind.INCOMPATIBLE_SERVER,
+                            assertInstanceOf(LockConfigurationException.class, f.exception(), kind).kind(), kind);
                 });
     }
 }

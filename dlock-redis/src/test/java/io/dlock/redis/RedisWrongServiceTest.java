@@ -1,15 +1,22 @@
 package io.dlock.redis;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.dlock.LockConfigurationException;
+import io.dlock.LockConfigurationException.Kind;
 import io.dlock.tck.ForeignServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** A redis:// URI that names a port where something else listens: the client says so. */
+/**
+ * A redis:// URI that names a port where something else listens: the client says so, as a
+ * {@link LockConfigurationException} ({@code TLS} for a TLS server, else
+ * {@code INCOMPATIBLE_SERVER}).
+ */
 class RedisWrongServiceTest {
 
     private static final Duration OP_TIMEOUT = Duration.ofSeconds(1);
@@ -33,6 +40,9 @@ class RedisWrongServiceTest {
                     + "it answered PING with '"), kind + ": " + f.message());
             assertTrue(f.message().contains("check the host and port in the uri"), f.message());
             assertEquals(kind.equals("a TLS server"), f.message().contains("use rediss://"), f.message());
+            // a Redis answers PING with a reply, always: no retry can help, the uri must change
+            LockConfigurationException e = assertInstanceOf(LockConfigurationException.class, f.exception(), kind);
+            assertEquals(kind.equals("a TLS server") ? Kind.TLS : Kind.INCOMPATIBLE_SERVER, e.kind(), kind);
         });
     }
 }

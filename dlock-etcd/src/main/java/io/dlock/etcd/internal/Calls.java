@@ -303,7 +303,8 @@ final class Calls {
          * The server answered with bytes that are not HTTP/2, so not gRPC: another service listens at
          * the address (a Redis, an HTTP/1 server, garbage). Resending cannot help where the URI names
          * only that address, so the call fails now and says so; where it names several, another
-         * member may answer, and the message at the deadline names the failure.
+         * member may answer, and the message at the deadline names the failure. A server dlock cannot
+         * use ({@code INCOMPATIBLE_SERVER}), told by the type of Netty's HTTP/2 exception.
          */
         private void notEtcd(Throwable cause) {
             String http2 = http2Failure(cause);
@@ -311,8 +312,9 @@ final class Calls {
                 return;
             }
             cancelInFlight();
-            throw new LockBackendException("etcd: " + what + describeLock() + " failed: the server at "
-                    + UriReader.authority(settings.hosts.get(0)) + " does not speak etcd's protocol (gRPC over "
+            throw new LockConfigurationException(Kind.INCOMPATIBLE_SERVER, "etcd: " + what + describeLock()
+                    + " failed: the server at " + UriReader.authority(settings.hosts.get(0)) + " does not speak etcd's"
+                    + " protocol (gRPC over "
                     + "HTTP/2): " + scrub(http2) + "; check the host and port in the uri (etcd's client port, 2379 by "
                     + "default)", lockName, cause);
         }
