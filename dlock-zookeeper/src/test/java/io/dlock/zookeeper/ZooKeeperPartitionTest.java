@@ -97,6 +97,28 @@ class ZooKeeperPartitionTest {
         return c;
     }
 
+    private LockClient clientOpenedAgainUntilItConnects() {
+        return openAgainUntilItConnects(this::client);
+    }
+
+    private static LockClient openAgainUntilItConnects(java.util.function.Supplier<LockClient> open) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        List<String> failures = new ArrayList<>();
+        while (true) {
+            try {
+                LockClient c = open.get();
+                System.out.println("[dlock-zk] a client opened during the partition after " + failures.size()
+                        + " failed open(s)");
+                return c;
+            } catch (io.dlock.LockBackendException e) {
+                failures.add(e.getMessage());
+                if (System.nanoTime() - deadline >= 0) {
+                    throw new AssertionError("no client could open within 10 s during the partition: " + failures, e);
+                }
+            }
+        }
+    }
+
     /** @return how many client sessions a member serves now (the {@code cons} command) */
     private static int sessionsOn(int member) {
         Matcher m = Pattern.compile("sid=0x").matcher(ZkServers.fourLetters(zk.member(member).clientPort, "cons"));
@@ -170,8 +192,10 @@ class ZooKeeperPartitionTest {
             zk.isolate(victim);
             shownAt = System.nanoTime();
             assertIsolated(victim);
-            // and one client that starts during the partition
-            contention.join(List.of(client()));
+            // and one client that starts during the partition; ZooKeeper tries its hosts in random order,
+            // each for a third of the session, so an open that first meets the cut-off member can outlast the
+            // 1 s operation timeout: an application opens again, and so does this test, for up to 10 s
+            contention.join(List.of(clientOpenedAgainUntilItConnects()));
             // contention goes on for two sessions after the cut: a client stuck on the cut-off
             // member would get nothing in that time
             TestTiming.sleep(Math.max(0, SESSION.multipliedBy(2).toMillis() - millis(System.nanoTime() - cutAt)));
@@ -390,9 +414,14 @@ class ZooKeeperPartitionTest {
             for (String expected : List.of("(the leader)", "(a follower)")) {
                 String label = control.isolateMember(); // returns once the ensemble shows the cut
                 assertTrue(label.endsWith(expected), label);
-                try (LockClient c = LockClient.open(fixture.clientConfig().operationTimeout(TIMEOUT)
-                        .defaultLockOptions(LockOptions.builder().leaseTime(LEASE).build()).build())) {
+                // opened again until it connects, as in clientOpenedAgainUntilItConnects: ZooKeeper may try the
+                // cut-off member first, for longer than the 1 s operation timeout
+                LockClient c = openAgainUntilItConnects(() -> LockClient.open(fixture.clientConfig()
+                        .operationTimeout(TIMEOUT).defaultLockOptions(LockOptions.builder().leaseTime(LEASE).build()).build()));
+                try {
                     c.lock(name("fixture")).tryAcquire(Duration.ofSeconds(10)).orElseThrow().release();
+                } finally {
+                    c.close();
                 }
                 control.healIsolation();
             }

@@ -422,7 +422,7 @@ public final class BrokenProviders implements LockProvider {
 
     static {
         // ---- release
-        add("release", "release deletes the lock without checking the owner", rules(Rule.S3, Rule.B3, Rule.E2),
+        add("release", "release deletes the lock without checking the owner", rules(Rule.S3, Rule.B3, Rule.E2), rules(Rule.N1),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public ReleaseOutcome release(Grant<Void> lock) {
