@@ -1,11 +1,11 @@
 package io.dlock.dynamodb;
 
+import io.dlock.spi.support.Arguments;
 import io.dlock.Capability;
 import io.dlock.dynamodb.internal.DynamoDbLockBackend;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
-import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -50,7 +50,7 @@ public final class DynamoDbLockProvider implements LockProvider {
      */
     @Override
     public LockBackend<?> open(BackendContext context) {
-        Objects.requireNonNull(context, "context");
+        Arguments.notNull("context", context);
         return DynamoDbLockBackend.open(context);
     }
 

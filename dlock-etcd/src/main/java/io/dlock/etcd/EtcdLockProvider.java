@@ -1,11 +1,11 @@
 package io.dlock.etcd;
 
+import io.dlock.spi.support.Arguments;
 import io.dlock.Capability;
 import io.dlock.etcd.internal.EtcdLockBackend;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
-import java.util.Objects;
 import java.util.Set;
 import javax.net.ssl.TrustManagerFactory;
 
@@ -78,7 +78,7 @@ public final class EtcdLockProvider implements LockProvider {
      */
     @Override
     public LockBackend<?> open(BackendContext context) {
-        Objects.requireNonNull(context, "context");
+        Arguments.notNull("context", context);
         return EtcdLockBackend.open(context, trust);
     }
 

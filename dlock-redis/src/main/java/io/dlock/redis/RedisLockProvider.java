@@ -1,11 +1,11 @@
 package io.dlock.redis;
 
+import io.dlock.spi.support.Arguments;
 import io.dlock.Capability;
 import io.dlock.redis.internal.RedisLockBackend;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
-import java.util.Objects;
 import java.util.Set;
 import javax.net.ssl.SSLSocketFactory;
 
@@ -77,7 +77,7 @@ public final class RedisLockProvider implements LockProvider {
      */
     @Override
     public LockBackend<?> open(BackendContext context) {
-        Objects.requireNonNull(context, "context");
+        Arguments.notNull("context", context);
         return RedisLockBackend.open(context, sslSocketFactory);
     }
 

@@ -1,5 +1,6 @@
 package io.dlock.zookeeper;
 
+import io.dlock.spi.support.Arguments;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
@@ -50,6 +51,7 @@ public final class ZooKeeperLockProvider implements LockProvider {
      */
     @Override
     public LockBackend<?> open(BackendContext context) {
+        Arguments.notNull("context", context);
         return ZkBackend.open(context);
     }
 
