@@ -410,6 +410,9 @@ class NullArgumentsTest {
         if (type == io.dlock.tck.mem.MemFixture.class) {
             return Optional.of(new io.dlock.tck.mem.MemFixture());
         }
+        if (type == io.dlock.spi.support.AbstractLockProvider.class) {
+            return Optional.of(new io.dlock.redis.RedisLockProvider());
+        }
         if (LockProvider.class.isAssignableFrom(type)) {
             try {
                 return Optional.of(type.getConstructor().newInstance());
