@@ -56,7 +56,7 @@ import java.util.concurrent.TimeoutException;
  *   <li>blocking ones, whose own waits ignore or swallow interrupts (the JDK's URL connection
  *       ignores them; an SDK that enforces its timeout by interrupting its caller clears the
  *       flag): {@link #call} runs the request on one of the backend's call threads while the caller
- *       waits for it by the rule. At most {@code maxThreads} calls run at once and
+ *       waits for it by the rule ({@link #start} sends several at once, to {@link #await} each). At most {@code maxThreads} calls run at once and
  *       {@code maxQueued} wait for a thread, whatever the number of locks and waiters; beyond that
  *       a call fails at once with {@link Failures#overloaded}. The threads exist while calls are
  *       made and end 10 s after the last one.</li>
@@ -328,14 +328,14 @@ public final class BoundedCalls implements AutoCloseable {
             throw new IllegalArgumentException((future == null ? "future" : deadline == null ? "deadline" : "mode")
                     + " must not be null");
         }
-        return await(future, null, deadline, mode, new Call(backend, operation, lockName));
+        return await(future, deadline, mode, new Call(backend, operation, lockName));
     }
 
     /**
      * Runs a blocking request on one of the call threads and waits for it by the interrupt rule, at
-     * most until the deadline. The request should keep to the deadline itself too (its library's
-     * own timeouts): a request still running when the wait ends is interrupted, but a library that
-     * ignores interrupts holds its thread until it returns.
+     * most until the deadline: {@link #start} and {@link #await} in one. The request should keep to
+     * the deadline itself too (its library's own timeouts): a request still running when the wait
+     * ends is interrupted, but a library that ignores interrupts holds its thread until it returns.
      *
      * @param request the request
      * @param deadline when to stop waiting
@@ -352,9 +352,31 @@ public final class BoundedCalls implements AutoCloseable {
      * @throws IllegalStateException if these calls were made by {@link #forFutures}, without threads
      */
     public <T> T call(Callable<T> request, Deadline deadline, OnInterrupt mode, String operation, String lockName) {
-        if (request == null || deadline == null || mode == null) {
-            throw new IllegalArgumentException((request == null ? "request" : deadline == null ? "deadline" : "mode")
-                    + " must not be null");
+        if (deadline == null || mode == null) {
+            throw new IllegalArgumentException((deadline == null ? "deadline" : "mode") + " must not be null");
+        }
+        return await(start(request, operation, lockName), deadline, mode, operation, lockName);
+    }
+
+    /**
+     * Starts a blocking request on one of the call threads, for a backend that sends several at
+     * once and then {@link #await}s each. The future is tracked; cancelling it (as a wait that ends
+     * without the answer does) interrupts the request's thread, or drops the request if it has not
+     * started.
+     *
+     * @param request the request
+     * @param operation what dlock is doing, for messages
+     * @param lockName the lock, or null
+     * @param <T> the answer
+     * @return the request's future: failed at once if the backend is closed
+     * @throws LockBackendException from {@link Failures#overloaded} if every call thread is busy
+     *     and the queue is full
+     * @throws IllegalArgumentException if {@code request} or {@code operation} is null
+     * @throws IllegalStateException if these calls were made by {@link #forFutures}, without threads
+     */
+    public <T> CompletableFuture<T> start(Callable<T> request, String operation, String lockName) {
+        if (request == null) {
+            throw new IllegalArgumentException("request must not be null");
         }
         Call call = new Call(backend, operation, lockName);
         if (pool == null) {
@@ -362,7 +384,7 @@ public final class BoundedCalls implements AutoCloseable {
         }
         CompletableFuture<T> result = track(new CompletableFuture<>());
         if (result.isDone()) {
-            return outcome(result, call); // closed
+            return result; // closed
         }
         Future<?> task;
         try {
@@ -378,12 +400,21 @@ public final class BoundedCalls implements AutoCloseable {
             });
         } catch (RejectedExecutionException e) {
             pending.remove(result);
-            throw closed || pool.isShutdown() ? failures.closed(call) : failures.overloaded(call, maxThreads, maxQueued);
+            if (closed || pool.isShutdown()) {
+                result.completeExceptionally(new Closed());
+                return result;
+            }
+            throw failures.overloaded(call, maxThreads, maxQueued);
         }
-        return await(result, task, deadline, mode, call);
+        result.whenComplete((r, t) -> {
+            if (result.isCancelled()) {
+                task.cancel(true); // the caller gave up: stop the request
+            }
+        });
+        return result;
     }
 
-    private <T> T await(CompletableFuture<T> future, Future<?> task, Deadline deadline, OnInterrupt mode, Call call) {
+    private <T> T await(CompletableFuture<T> future, Deadline deadline, OnInterrupt mode, Call call) {
         long waited = deadline.remainingNanos();
         boolean interrupted = false;
         try {
@@ -393,7 +424,7 @@ public final class BoundedCalls implements AutoCloseable {
                 }
                 long left = deadline.remainingNanos();
                 if (left <= 0) {
-                    drop(future, task);
+                    drop(future);
                     if (future.isDone() && !future.isCancelled()) {
                         return outcome(future, call); // the answer came as the deadline passed
                     }
@@ -404,7 +435,7 @@ public final class BoundedCalls implements AutoCloseable {
                 } catch (InterruptedException e) {
                     interrupted = true; // the flag is set again in finally, whatever the mode
                     if (mode == OnInterrupt.ABORT) {
-                        drop(future, task);
+                        drop(future);
                         throw failures.interrupted(call, e);
                     }
                 } catch (ExecutionException | CancellationException | TimeoutException e) {
@@ -418,12 +449,9 @@ public final class BoundedCalls implements AutoCloseable {
         }
     }
 
-    private void drop(CompletableFuture<?> future, Future<?> task) {
+    private void drop(CompletableFuture<?> future) {
         pending.remove(future);
-        future.cancel(true);
-        if (task != null) {
-            task.cancel(true);
-        }
+        future.cancel(true); // for a started request, this interrupts its thread (see start)
     }
 
     private <T> T outcome(CompletableFuture<T> future, Call call) {

@@ -307,6 +307,25 @@ class BoundedCallsTest {
     }
 
     @Test
+    void requestsStartedTogetherRunAtOnceAndAreAwaitedEach() {
+        BoundedCalls c = threads(2, 4);
+        CountDownLatch both = new CountDownLatch(2);
+        java.util.List<CompletableFuture<String>> started = new java.util.ArrayList<>();
+        for (String s : new String[] {"a", "b"}) {
+            started.add(c.start(() -> {
+                both.countDown();
+                // each waits for the other: only requests that run at once both get past this
+                return both.await(10, TimeUnit.SECONDS) ? s : "alone";
+            }, "renewal", s));
+        }
+        assertEquals("a", c.await(started.get(0), c.deadline(), OnInterrupt.ABORT, "renewal", "a"));
+        assertEquals("b", c.await(started.get(1), c.deadline(), OnInterrupt.ABORT, "renewal", "b"));
+        c.close();
+        CompletableFuture<String> late = c.start(() -> "late", "renewal", null);
+        assertMine("closed", () -> c.await(late, c.deadline(), OnInterrupt.ABORT, "renewal", null));
+    }
+
+    @Test
     void aBlockingCallAfterCloseFailsAtOnce() {
         BoundedCalls c = threads(1, 1);
         c.close();
