@@ -86,6 +86,9 @@ public final class BoundedCalls implements AutoCloseable {
         /**
          * Checks the parts.
          *
+         * @param backend the backend's name
+         * @param operation what dlock is doing
+         * @param lockName the lock, or null
          * @throws IllegalArgumentException if {@code backend} or {@code operation} is null or blank
          */
         public Call {

@@ -82,6 +82,11 @@ public final class RetryingCleaner implements AutoCloseable {
         /**
          * Checks the settings.
          *
+         * @param maxPending the most entries waiting
+         * @param threads the most threads
+         * @param firstDelay the pause before the first retry
+         * @param maxDelay the longest pause
+         * @param closeWait how long close waits
          * @throws IllegalArgumentException naming the setting that is null or out of range
          */
         public Settings {
