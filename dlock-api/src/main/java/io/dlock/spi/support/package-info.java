@@ -15,16 +15,9 @@
  *       that failed when first tried.</li>
  * </ul>
  *
- * <p><b>The interrupt rule</b>, which {@link io.dlock.spi} states for every backend call: a call
- * whose thread is interrupted throws {@link io.dlock.LockBackendException} and leaves the interrupt
- * flag set (a call whose answer is already in may return it instead, flag set); only
- * {@code awaitTurn} throws {@link java.lang.InterruptedException}; a backend that catches
- * {@code InterruptedException} sets the flag again. {@code BoundedCalls} keeps it for every wait
- * it makes, in one of two ways chosen per call: {@code ABORT} (the interrupt ends the wait at once
- * and cancels the call: for tries, reads and renewals, whose unknown outcome {@code abandon()} or
- * the next renewal settles) or {@code FINISH} (the wait goes on until the answer or the deadline,
- * then the flag is set again: for clean-ups a thread must still send after it was interrupted, and
- * for calls that are short anyway).
+ * <p><b>The interrupt rule</b> (rule 2 of {@link io.dlock.spi}), and the two ways the kit keeps it
+ * for a wait ({@code ABORT}, {@code FINISH}), are written out in
+ * {@link io.dlock.spi.support.BoundedCalls}.
  *
  * <p><b>A typical backend</b> makes, when it opens, one {@code BoundedCalls} (its client library's
  * failures mapped by a {@link io.dlock.spi.support.BoundedCalls.Failures} of its own) and one
