@@ -82,6 +82,7 @@ class NullArgumentsTest {
             Map.entry("io.dlock.spi.LockProvider", "implemented by providers; dlock calls it (the four providers' open is swept)"),
             Map.entry("io.dlock.spi.LockBackend", "implemented by providers; the core calls it, never with null"),
             Map.entry("io.dlock.spi.AcquireAttempt", "implemented by providers; the core calls it, never with null"),
+            Map.entry("io.dlock.spi.support.BoundedCalls$Failures", "implemented by a backend; BoundedCalls calls it, never with null"),
             Map.entry("io.dlock.spi.BackendEvents", "implemented by the core; its instance exists only inside a client"),
             Map.entry("io.dlock.tck.TckReporter", "a JUnit extension: JUnit calls it"),
             Map.entry("io.dlock.tck.TckSettings", "a JUnit extension: JUnit calls it"),
@@ -314,6 +315,13 @@ class NullArgumentsTest {
         samples.put(TrustManagerFactory.class, NullArgumentsTest::trustManagers);
         samples.put(io.micrometer.core.instrument.MeterRegistry.class, SimpleMeterRegistry::new);
         samples.put(io.dlock.Lease.class, NullArgumentsTest::lease);
+        samples.put(io.dlock.spi.support.Deadline.class, () -> io.dlock.spi.support.Deadline.after(Duration.ofSeconds(1)));
+        samples.put(io.dlock.spi.support.BoundedCalls.Call.class,
+                () -> new io.dlock.spi.support.BoundedCalls.Call("gate", "acquire", "gate-lock"));
+        samples.put(java.util.concurrent.CompletableFuture.class, () -> java.util.concurrent.CompletableFuture.completedFuture("done"));
+        samples.put(java.util.concurrent.Future.class, () -> java.util.concurrent.CompletableFuture.completedFuture("done"));
+        samples.put(InterruptedException.class, () -> new InterruptedException("sample"));
+        samples.put(io.dlock.spi.support.RetryingCleaner.Settings.class, io.dlock.spi.support.RetryingCleaner.Settings::defaults);
         samples.put(Process.class, NullArgumentsTest::process);
         samples.put(ProcessBuilder.class, () -> new ProcessBuilder("true"));
         samples.put(java.net.InetSocketAddress.class, () -> new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 9));
@@ -382,6 +390,24 @@ class NullArgumentsTest {
         if (type == io.dlock.spi.support.AddressProbe.Finding.class) {
             return Optional.of(new io.dlock.spi.support.AddressProbe.Finding(new BackendUri.HostPort("localhost", 1),
                     io.dlock.spi.support.AddressProbe.Kind.REFUSED, "refused", Duration.ofMillis(1)));
+        }
+        if (type == io.dlock.spi.support.BoundedCalls.class) {
+            io.dlock.spi.support.BoundedCalls calls = io.dlock.spi.support.BoundedCalls.forFutures("gate", Duration.ofSeconds(1),
+                    io.dlock.spi.support.BoundedCalls.Failures.DEFAULT);
+            OPENED.add(calls);
+            return Optional.of(calls);
+        }
+        if (type == io.dlock.spi.support.RetryingCleaner.class) {
+            io.dlock.spi.support.RetryingCleaner cleaner = io.dlock.spi.support.RetryingCleaner.start("gate", Thread::new,
+                    io.dlock.spi.support.RetryingCleaner.Settings.defaults());
+            OPENED.add(cleaner);
+            return Optional.of(cleaner);
+        }
+        if (type == io.dlock.spi.support.RetryingCleaner.Settings.class) {
+            return Optional.of(io.dlock.spi.support.RetryingCleaner.Settings.defaults());
+        }
+        if (type == io.dlock.spi.support.Deadline.class) {
+            return Optional.of(io.dlock.spi.support.Deadline.after(Duration.ofSeconds(1)));
         }
         if (type == io.dlock.tck.HoldLog.class) {
             return Optional.of(new io.dlock.tck.HoldLog());

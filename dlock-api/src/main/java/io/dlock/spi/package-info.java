@@ -36,6 +36,11 @@
  *       {@link io.dlock.spi.BackendEvents}, named by owner id.</li>
  * </ol>
  *
+ * <p>The support kit {@link io.dlock.spi.support} keeps rules 1 and 2 for a backend's waits
+ * ({@link io.dlock.spi.support.BoundedCalls}, {@link io.dlock.spi.support.Deadline}) and retries
+ * the clean-ups that {@code abandon} and {@code release} could not finish
+ * ({@link io.dlock.spi.support.RetryingCleaner}).
+ *
  * <p><b>What the core guarantees:</b> one in-flight call per attempt; {@code renew} and
  * {@code release} only for grants this backend made; {@code close} last; lease times within
  * the backend's minimum and maximum; an operation timeout that is positive.
