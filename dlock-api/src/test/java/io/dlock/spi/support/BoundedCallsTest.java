@@ -404,7 +404,7 @@ class BoundedCallsTest {
         assertNamed("deadline", () -> c.await(new CompletableFuture<>(), null, OnInterrupt.ABORT, "r", null));
         assertNamed("mode", () -> c.await(new CompletableFuture<>(), c.deadline(), null, "r", null));
         assertNamed("operation", () -> c.await(new CompletableFuture<>(), c.deadline(), OnInterrupt.ABORT, null, null));
-        assertNamed("d must be zero or positive", () -> Deadline.after(Duration.ofMillis(-1)));
+        assertNamed("timeout must not be negative", () -> Deadline.after(Duration.ofMillis(-1)));
         assertNamed("until", () -> BoundedCalls.sleepUninterruptibly(null));
     }
 
