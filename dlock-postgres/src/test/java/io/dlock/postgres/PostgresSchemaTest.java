@@ -85,7 +85,7 @@ class PostgresSchemaTest {
                 assertTrue(in != null, "the script is not in the jar");
                 Files.copy(in, script);
             }
-            List<String> cmd = List.of("/usr/lib/postgresql/15/bin/psql", "-X", "-v", "ON_ERROR_STOP=1", "-h",
+            List<String> cmd = List.of(PostgresServer.BIN.resolve("psql").toString(), "-X", "-v", "ON_ERROR_STOP=1", "-h",
                     PostgresServer.HOST, "-p", Integer.toString(server.port()), "-U", PostgresServer.SUPERUSER, "-d",
                     PostgresFixture.DATABASE, "-v", "schema=by_script", "-v", "role=" + PostgresFixture.LIMITED_USER, "-f",
                     script.toString());

@@ -37,7 +37,8 @@ public final class PostgresServer implements AutoCloseable {
     static final String SUPERUSER = "postgres";
     static final String SUPERUSER_PASSWORD = "pg-test-superuser";
 
-    private static final Path BIN = Path.of("/usr/lib/postgresql/15/bin");
+    /** Debian's layout: /usr/lib/postgresql/VERSION/bin; the newest version installed. */
+    static final Path BIN = bin();
     private static final long START_TIMEOUT_MILLIS = 60_000;
 
     private final Path dir;
@@ -117,6 +118,18 @@ public final class PostgresServer implements AutoCloseable {
 
     private final List<String> extra2 = new ArrayList<>();
 
+    private static Path bin() {
+        Path root = Path.of("/usr/lib/postgresql");
+        try (Stream<Path> versions = Files.list(root)) {
+            return versions.filter(v -> v.getFileName().toString().matches("[0-9]+")
+                            && Files.isExecutable(v.resolve("bin/postgres")))
+                    .max(java.util.Comparator.comparingInt(v -> Integer.parseInt(v.getFileName().toString())))
+                    .map(v -> v.resolve("bin")).orElse(root.resolve("15/bin"));
+        } catch (IOException e) {
+            return root.resolve("15/bin");
+        }
+    }
+
     /** @return whether the tests run as root, so the server must run as another user */
     private static boolean root() {
         return "root".equals(System.getProperty("user.name"));
@@ -137,7 +150,7 @@ public final class PostgresServer implements AutoCloseable {
         }
         Path b = BIN.resolve(binary);
         if (!Files.isExecutable(b)) {
-            throw new IllegalStateException(b + " is not installed: the dlock-postgres tests run a real PostgreSQL 15"
+            throw new IllegalStateException(b + " is not installed: the dlock-postgres tests run a real PostgreSQL"
                     + " server; install it, e.g. apt-get install postgresql (scripts/install-servers does)");
         }
         cmd.add(b.toString());
