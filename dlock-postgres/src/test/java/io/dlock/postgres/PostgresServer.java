@@ -20,9 +20,8 @@ import java.util.stream.Stream;
 
 /**
  * A real PostgreSQL server for tests: {@code initdb} in a temporary directory, {@code postgres} on
- * a free loopback port with its Unix socket in that directory, run in a session of its own so that
- * a signal reaches the postmaster and every backend process at once: pause (SIGSTOP to all of
- * them), resume, kill (SIGKILL to all; the next start runs crash recovery) and restart on the same
+ * a free loopback port with its Unix socket in that directory; a signal goes to the postmaster and
+ * every process under it: pause (SIGSTOP to all of them), resume, kill (SIGKILL to all; the next start runs crash recovery) and restart on the same
  * data directory and port. PostgreSQL refuses to run as root, so when the tests run as root the
  * server runs as the {@code postgres} user (Debian's package creates it), through {@code setpriv}.
  *
@@ -232,7 +231,7 @@ public final class PostgresServer implements AutoCloseable {
             }
             sleep(50);
         }
-        killGroup();
+        killAll();
         throw new IllegalStateException("postgres did not answer on port " + port + " within " + START_TIMEOUT_MILLIS
                 + " ms; its log:\n" + readLog());
     }
@@ -304,13 +303,31 @@ public final class PostgresServer implements AutoCloseable {
         }
     }
 
-    private void signalGroup(String signal) {
+    /**
+     * Sends a signal to the postmaster and every process under it. Not a process-group signal:
+     * PostgreSQL makes each backend the leader of a process group of its own (so that the
+     * postmaster can signal a backend's children), so the postmaster's group holds only itself.
+     * The postmaster is stopped first (then it forks nothing new) and continued last.
+     */
+    private void signalAll(String signal) {
+        List<ProcessHandle> children = process.toHandle().descendants().toList();
+        List<Long> pids = new ArrayList<>();
+        if (!signal.equals("CONT")) {
+            pids.add(process.pid());
+        }
+        children.forEach(c -> pids.add(c.pid()));
+        if (signal.equals("CONT")) {
+            pids.add(process.pid());
+        }
+        List<String> cmd = new ArrayList<>(List.of("kill", "-" + signal, "--"));
+        pids.forEach(p -> cmd.add(Long.toString(p)));
         try {
-            Process kill = new ProcessBuilder("kill", "-" + signal, "--", "-" + process.pid())
-                    .redirectErrorStream(true).start();
-            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-                throw new IllegalStateException("kill -" + signal + " -" + process.pid() + " failed");
+            Process kill = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            if (!kill.waitFor(10, TimeUnit.SECONDS)) {
+                kill.destroyForcibly();
+                throw new IllegalStateException("kill -" + signal + " " + pids + " did not finish");
             }
+            // a backend that exited meanwhile makes kill fail for its pid alone: the rest got the signal
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
@@ -321,53 +338,41 @@ public final class PostgresServer implements AutoCloseable {
 
     /** Stops the postmaster and every backend (SIGSTOP): connections stay open, nothing is answered. */
     void pause() {
-        signalGroup("STOP");
+        signalAll("STOP");
         paused = true;
     }
 
     /** Resumes a paused server (SIGCONT). */
     void resume() {
-        signalGroup("CONT");
+        signalAll("CONT");
         paused = false;
     }
 
     /** Kills the postmaster and every backend (SIGKILL) and waits until they are gone. */
     void kill() {
-        killGroup();
+        killAll();
         paused = false;
     }
 
-    private void killGroup() {
+    private void killAll() {
         if (process == null) {
             return;
         }
-        long pgid = process.pid();
-        try {
-            signalGroup("KILL");
-        } catch (IllegalStateException e) {
-            // the group may be gone already
+        List<ProcessHandle> all = new ArrayList<>(process.toHandle().descendants().toList());
+        if (process.isAlive()) {
+            try {
+                signalAll("KILL");
+            } catch (IllegalStateException e) {
+                // some are gone already; the rest are waited for below
+            }
         }
         ServerProcesses.killAndWait(process, "postgres");
-        // the backends are children of the postmaster: wait until no process of the group is left
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (System.nanoTime() - deadline < 0 && groupAlive(pgid)) {
-            sleep(20);
-        }
-    }
-
-    private static boolean groupAlive(long pgid) {
-        try (Stream<ProcessHandle> all = ProcessHandle.allProcesses()) {
-            return all.anyMatch(h -> h.isAlive() && pgidOf(h.pid()) == pgid);
-        }
-    }
-
-    private static long pgidOf(long pid) {
-        try {
-            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            return Long.parseLong(f[2]);
-        } catch (IOException | RuntimeException e) {
-            return -1;
+        for (ProcessHandle h : all) {
+            h.destroyForcibly();
+            while (h.isAlive() && System.nanoTime() - deadline < 0) {
+                sleep(10);
+            }
         }
     }
 
@@ -390,7 +395,7 @@ public final class PostgresServer implements AutoCloseable {
                     // killed below anyway
                 }
             }
-            killGroup();
+            killAll();
         }
         ServerProcesses.deleteTree(dir);
     }
