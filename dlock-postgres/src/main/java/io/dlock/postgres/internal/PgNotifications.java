@@ -24,7 +24,9 @@ import org.slf4j.LoggerFactory;
  * here waits for are dropped; each waited-for name has a counter that every notice of it raises.
  *
  * <p>A broken connection wakes every waiter (they fall back to the core's bounded poll) and is
- * replaced, with a backoff of 50 ms doubling to 1 s. Waits use a {@link ReentrantLock}, so virtual
+ * replaced, with a backoff of 50 ms doubling to 1 s; a connection quiet for 5 s is checked with one
+ * {@code SELECT 1} under the operation timeout, so a dead link (frozen, black-holed) is found and
+ * replaced too. Waits use a {@link ReentrantLock}, so virtual
  * threads do not pin. Thread-safe.
  */
 final class PgNotifications implements AutoCloseable {
@@ -32,6 +34,8 @@ final class PgNotifications implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PgNotifications.class);
     /** How long one read for notices blocks; bounds how soon close() is seen. */
     private static final int READ_MILLIS = 500;
+    /** After this long without a notice, one query checks that the LISTEN connection still answers. */
+    private static final long PROBE_NANOS = TimeUnit.SECONDS.toNanos(5);
     private static final long FIRST_BACKOFF_MILLIS = 50;
     private static final long MAX_BACKOFF_MILLIS = 1000;
 
@@ -190,10 +194,19 @@ final class PgNotifications implements AutoCloseable {
                 PGConnection pg = c.unwrap(PGConnection.class);
                 setListening(true);
                 backoff = FIRST_BACKOFF_MILLIS;
+                long heard = System.nanoTime();
                 while (!isClosed()) {
                     PGNotification[] notices = pg.getNotifications(READ_MILLIS);
                     if (notices != null && notices.length > 0) {
                         deliver(notices);
+                        heard = System.nanoTime();
+                    } else if (System.nanoTime() - heard > PROBE_NANOS) {
+                        // a quiet connection may be a dead one (a frozen or black-holed link):
+                        // one round trip, bounded by the network timeout, tells
+                        try (Statement s = c.createStatement()) {
+                            s.execute("SELECT 1");
+                        }
+                        heard = System.nanoTime();
                     }
                 }
             } catch (SQLException | LockBackendException e) {
