@@ -174,6 +174,40 @@ class PostgresDataSourceTest {
         assertEquals(0, ds.borrowed.get(), "connections still borrowed after close");
     }
 
+    /**
+     * Eight threads query eight different locks at once through one client with {@code poolSize=2}:
+     * every query needs the server, nothing waits for a lock, and still at most two connections are
+     * borrowed at a time (the others wait for a free one, within the operation timeout).
+     */
+    @Test
+    void theBoundHoldsWhenMoreOperationsRunAtOnce() throws Exception {
+        CountingDataSource ds = new CountingDataSource(true);
+        try (LockClient client = LockClient.open(LockClientConfig.builder("postgresql://?poolSize=2")
+                        .operationTimeout(Duration.ofSeconds(30)).build(), PostgresLockProvider.withDataSource(ds))) {
+            ExecutorService pool = Executors.newFixedThreadPool(8);
+            try {
+                List<Future<?>> done = new ArrayList<>();
+                for (int t = 0; t < 8; t++) {
+                    int me = t;
+                    done.add(pool.submit(() -> {
+                        for (int i = 0; i < 50; i++) {
+                            assertTrue(client.holder("bound-" + me).isEmpty());
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> f : done) {
+                    f.get();
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+        System.out.println("[postgres] DataSource, 8 threads querying: at most " + ds.most.get() + " borrowed at once");
+        assertTrue(ds.most.get() <= 2, "borrowed " + ds.most.get() + " at once with poolSize=2");
+        assertEquals(0, ds.borrowed.get());
+    }
+
     /** Connections handed out with autocommit off still take and release locks, each statement committed. */
     @Test
     void connectionsWithAutocommitOffWork() throws Exception {

@@ -10,6 +10,13 @@ import java.time.Duration;
  * One acquisition: the acquire statement until a grant, and between tries a wait for a release
  * notice of the name ({@link #awaitTurn}).
  *
+ * <p>No waiter starves: from its second try on, a waiting attempt takes the lock's one place next
+ * in line (the ticket) if nobody has it, its holder let it go stale, or this attempt has waited
+ * longer (by the server's time of each attempt's first busy answer); a free lock goes only to the
+ * ticket's holder while the ticket lives. A first try never takes the ticket, so a zero-wait
+ * {@code tryAcquire()} stays one statement, and a client that releases and asks again at once
+ * finds the lock promised to the longest waiter that has asked since.
+ *
  * <p>A notice sent before this client's LISTEN is active would be missed, so the first wait only
  * waits for the LISTEN connection to be up, then returns for another try; after that, a wait ends
  * at a notice of the name that arrived after the try began (or a change of the LISTEN connection),
@@ -24,6 +31,12 @@ final class PgAttempt implements AcquireAttempt<Void> {
     private PgNotifications.Snapshot atTry;
     private boolean outcomeUnknown;
     private boolean finished;
+    /** Tries made; a waiting attempt's tries after the first may take the place next in line. */
+    private int tries;
+    /** The server's time of this attempt's first busy answer (microseconds), or -1. */
+    private long since = -1;
+    /** Whether this attempt may hold the place next in line: abandon() gives it up. */
+    private boolean ticketed;
 
     PgAttempt(PgLockBackend backend, AcquireRequest request) {
         this.backend = backend;
@@ -33,12 +46,17 @@ final class PgAttempt implements AcquireAttempt<Void> {
     @Override
     public AttemptResult<Void> tryOnce() {
         atTry = topic == null ? null : backend.notifications().snapshot(topic);
-        AttemptResult<Void> result;
+        PgLockBackend.Tried tried;
         try {
-            result = backend.acquire(request);
+            tried = backend.acquire(request, tries++ > 0, since);
         } catch (LockBackendException e) {
             outcomeUnknown = true;
             throw e;
+        }
+        AttemptResult<Void> result = tried.result();
+        ticketed = tried.ticketed();
+        if (since < 0 && tried.serverMicros() > 0 && result instanceof AttemptResult.Busy) {
+            since = tried.serverMicros();
         }
         if (result instanceof AttemptResult.Granted) {
             finished = true;
@@ -81,7 +99,7 @@ final class PgAttempt implements AcquireAttempt<Void> {
         }
         finished = true;
         stopListening();
-        if (outcomeUnknown) {
+        if (outcomeUnknown || ticketed) {
             backend.abandon(request); // never throws
         }
     }

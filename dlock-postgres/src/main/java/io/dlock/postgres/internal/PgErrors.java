@@ -84,7 +84,8 @@ final class PgErrors {
     private static String hint(Kind kind, PgSettings settings) {
         switch (kind) {
             case CREDENTIALS:
-                return " (check the user and password in the uri, and pg_hba.conf on the server)";
+                return " (check the user and password in the uri, and pg_hba.conf on the server: a hostssl entry also "
+                        + "needs a uri with sslmode=require or stronger)";
             case PERMISSION:
                 return " (grant dlock's role SELECT, INSERT, UPDATE and DELETE on " + settings.schema + ".dlock_locks "
                         + "and USAGE on " + settings.schema + ".dlock_fence; see io/dlock/postgres/postgres-schema.sql in the dlock-postgres jar)";

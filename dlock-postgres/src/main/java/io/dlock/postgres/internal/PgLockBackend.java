@@ -63,6 +63,11 @@ public final class PgLockBackend implements LockBackend<Void> {
     private final PgNotifications notifications;
     private final Duration timeout;
     private final Duration abandonBudget;
+    /**
+     * How long a waiter's place next in line lasts without a new try: the core tries again at
+     * least every retry cap, and each try may take an operation timeout to arrive.
+     */
+    private final long ticketMillis;
     private final ReentrantLock setupLock = new ReentrantLock();
     private volatile boolean ready;
 
@@ -71,6 +76,7 @@ public final class PgLockBackend implements LockBackend<Void> {
         this.sql = new PgSql(settings.schema);
         this.timeout = context.operationTimeout();
         this.abandonBudget = LeaseTimes.abandonBudget(timeout, Duration.ofMillis(50));
+        this.ticketMillis = LeaseTimes.ceilMillis(context.config().retryCap().multipliedBy(2).plus(timeout));
         this.connections = new PgConnections(opener, own, settings.poolSize, settings, context.threadFactory());
         this.notifications = new PgNotifications(connections, settings.schema, timeout, context.threadFactory());
     }
@@ -228,27 +234,45 @@ public final class PgLockBackend implements LockBackend<Void> {
         if (schema && table && sequence) {
             return null;
         }
-        try (Statement s = c.createStatement()) {
-            if (!schema) {
-                s.execute(sql.createSchema);
-            }
-            s.execute(sql.createTable);
-            s.execute(sql.createSequence);
-            LOG.info("dlock: created {} and {} on {}", sql.table, sql.sequence, settings.server());
-        } catch (SQLException e) {
-            if ("42501".equals(e.getSQLState())) {
-                throw new LockConfigurationException(Kind.MISSING_RESOURCE, "dlock's table " + sql.table
-                        + (table ? "" : " does not exist") + (sequence ? "" : (table ? "'s sequence " : " nor its sequence ")
-                        + sql.sequence + (table ? " does not exist" : "")) + " on " + settings.server() + ", and the role '"
-                        + role + "' may not create " + (schema ? "them" : "the schema " + settings.schema)
-                        + ": run io/dlock/postgres/postgres-schema.sql (in the dlock-postgres jar) as the schema's owner, with the schema " + settings.schema
-                        + ", or grant CREATE on the schema", null, e);
-            }
-            if (!"42P07".equals(e.getSQLState()) && !"23505".equals(e.getSQLState()) && !"42710".equals(e.getSQLState())) {
-                throw e;
-            }
-            // another client created them at the same moment: they exist now
+        if (table && !sequence) {
+            // the sequence is created first, so this is not another client's creation under way
+            throw new LockConfigurationException(Kind.MISSING_RESOURCE, "the sequence " + sql.sequence + " on "
+                    + settings.server() + " is missing while its table " + sql.table + " exists: it was dropped, and a "
+                    + "new one starting at 1 would hand out fencing tokens again that were handed out before; create "
+                    + "it as io/dlock/postgres/postgres-schema.sql does, with START WITH a value above every token "
+                    + "issued", null, null);
         }
+        // the sequence before the table: a table without its sequence then always means a dropped one
+        List<String> creates = new ArrayList<>();
+        if (!schema) {
+            creates.add(sql.createSchema);
+        }
+        if (!sequence) {
+            creates.add(sql.createSequence);
+        }
+        if (!table) {
+            creates.add(sql.createTable);
+        }
+        for (String create : creates) {
+            try (Statement s = c.createStatement()) {
+                s.execute(create);
+            } catch (SQLException e) {
+                if ("42501".equals(e.getSQLState())) {
+                    throw new LockConfigurationException(Kind.MISSING_RESOURCE, "dlock's table " + sql.table
+                            + " does not exist on " + settings.server() + ", and the role '" + role + "' may not create "
+                            + (schema ? "it" : "the schema " + settings.schema)
+                            + ": run io/dlock/postgres/postgres-schema.sql (in the dlock-postgres jar) as the schema's owner,"
+                            + " with the schema " + settings.schema + ", or grant CREATE on the schema", null, e);
+                }
+                // another client created it at the same moment (a unique violation in the catalog, or
+                // "already exists"): it exists now, committed, so the next one can follow
+                if (!"42P07".equals(e.getSQLState()) && !"23505".equals(e.getSQLState())
+                        && !"42710".equals(e.getSQLState()) && !"42P06".equals(e.getSQLState())) {
+                    throw e;
+                }
+            }
+        }
+        LOG.info("dlock: created what was missing of {} and {} on {}", sql.table, sql.sequence, settings.server());
         return null;
     }
 
@@ -256,39 +280,79 @@ public final class PgLockBackend implements LockBackend<Void> {
         return new LockConfigurationException(Kind.INCOMPATIBLE_SERVER, settings.server() + " " + problem, null, null);
     }
 
-    /** One acquire statement: a grant with its token, or busy with the holder's remaining lease. */
-    AttemptResult<Void> acquire(AcquireRequest request) {
+    /**
+     * What one acquire statement answered.
+     *
+     * @param result a grant with its token, or busy with the holder's remaining lease as the hint
+     * @param serverMicros the server's time of the statement, in microseconds since the epoch
+     * @param ticketed whether this attempt holds the ticket (the place next in line) now
+     */
+    record Tried(AttemptResult<Void> result, long serverMicros, boolean ticketed) {
+    }
+
+    /**
+     * One acquire statement.
+     *
+     * @param request the name, owner and lease
+     * @param queue whether to take the ticket if the lock is busy (tries after an attempt's first)
+     * @param since the server's time of the attempt's first busy answer (microseconds), or -1
+     * @return the answer
+     */
+    Tried acquire(AcquireRequest request, boolean queue, long since) {
         String name = request.name();
         long deadline = PgConnections.deadline(timeout);
         ensureReady(name, deadline);
         long leaseMillis = LeaseTimes.ceilMillis(request.leaseTime());
         return connections.call("acquire of lock '" + name + "'", name, deadline, c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.acquire.sql())) {
-                bind(ps, sql.acquire, name, request.ownerId(), leaseMillis);
+                int[] params = sql.acquire.params();
+                for (int i = 0; i < params.length; i++) {
+                    switch (params[i]) {
+                        case 1 -> ps.setString(i + 1, name);
+                        case 2 -> ps.setString(i + 1, request.ownerId());
+                        case 3 -> ps.setLong(i + 1, leaseMillis);
+                        case 4 -> ps.setBoolean(i + 1, queue && since > 0);
+                        case 5 -> {
+                            if (since > 0) {
+                                ps.setLong(i + 1, since);
+                            } else {
+                                ps.setNull(i + 1, java.sql.Types.BIGINT);
+                            }
+                        }
+                        case 6 -> ps.setLong(i + 1, ticketMillis);
+                        default -> throw new IllegalStateException("parameter $" + params[i]);
+                    }
+                }
                 try (ResultSet rs = ps.executeQuery()) {
                     if (!rs.next()) {
-                        return AttemptResult.busy(); // taken by a grant committed after this statement's snapshot
+                        // taken by a grant committed after this statement's snapshot
+                        return new Tried(AttemptResult.busy(), -1, false);
                     }
-                    long token = rs.getLong(1);
-                    if (!rs.wasNull()) {
+                    boolean granted = rs.getBoolean(1);
+                    long serverMicros = rs.getLong(5);
+                    if (granted) {
+                        long token = rs.getLong(2);
                         if (token <= 0) {
                             throw new LockConfigurationException(Kind.INCOMPATIBLE_SERVER, "the sequence " + sql.sequence
                                     + " on " + settings.server() + " gave the token " + token + ": it must start at 1",
                                     name, null);
                         }
-                        return AttemptResult.granted(token, null);
+                        return new Tried(AttemptResult.granted(token, null), serverMicros, false);
                     }
-                    long left = rs.getLong(2);
-                    return left > 0 ? AttemptResult.busy(Duration.ofMillis(left)) : AttemptResult.busy();
+                    long left = rs.getLong(3);
+                    boolean ticketed = rs.getBoolean(4);
+                    return new Tried(left > 0 ? AttemptResult.busy(Duration.ofMillis(left)) : AttemptResult.busy(),
+                            serverMicros, ticketed);
                 }
             }
         });
     }
 
     /**
-     * Deletes the row if this attempt's owner holds it: undoes a grant whose answer was lost. One
-     * try within a quarter of the operation timeout; if that fails too, the row's lease ends it.
-     * Never throws.
+     * Undoes what an attempt may have left: the row if this attempt's owner holds it (a grant whose
+     * answer was lost; its lease is ended instead when someone waits next in line), and its place
+     * next in line. One try within a quarter of the operation timeout; if that fails too, the row's
+     * lease and the place's life end them. Never throws.
      */
     void abandon(AcquireRequest request) {
         String name = request.name();
@@ -374,7 +438,8 @@ public final class PgLockBackend implements LockBackend<Void> {
      * the same transaction.
      *
      * @param grant the grant
-     * @return released, or not held (also when the row was there but its lease had ended)
+     * @return released, or not held (also when the row was there but its lease had ended: it stays
+     *     until a grant takes it over)
      * @throws LockBackendException if the outcome is unknown
      */
     @Override
@@ -386,7 +451,7 @@ public final class PgLockBackend implements LockBackend<Void> {
             try (PreparedStatement ps = c.prepareStatement(sql.release.sql())) {
                 bind(ps, sql.release, name, grant.ownerId(), grant.fencingToken());
                 try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() && rs.getBoolean(1) ? ReleaseOutcome.RELEASED : ReleaseOutcome.NOT_HELD;
+                    return rs.next() ? ReleaseOutcome.RELEASED : ReleaseOutcome.NOT_HELD;
                 }
             }
         });

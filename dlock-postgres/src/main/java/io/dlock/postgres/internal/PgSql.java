@@ -38,7 +38,10 @@ final class PgSql {
                 + "  owner text NOT NULL,\n"
                 + "  token bigint NOT NULL,\n"
                 + "  expires_at timestamptz NOT NULL,\n"
-                + "  acquired_at timestamptz NOT NULL\n"
+                + "  acquired_at timestamptz NOT NULL,\n"
+                + "  waiter text,\n"
+                + "  waiter_since bigint,\n"
+                + "  waiter_until timestamptz\n"
                 + ")";
         this.createSequence = "CREATE SEQUENCE IF NOT EXISTS " + sequence + " AS bigint MINVALUE 1 NO CYCLE";
         // one round trip on first use: what is there, and what dlock needs of the server
@@ -46,40 +49,74 @@ final class PgSql {
                 + " to_regnamespace('" + schema + "') IS NOT NULL, to_regclass('" + table + "') IS NOT NULL,"
                 + " to_regclass('" + sequence + "') IS NOT NULL, current_setting('server_version_num')::int,"
                 + " current_user";
-        // $1 name, $2 owner, $3 lease in ms. Grants a free or expired lock (or one this owner holds:
-        // an attempt whose answer was lost), with a fresh token; otherwise answers the holder's
-        // remaining lease in ms, from the snapshot taken before the insert, in the same round trip.
-        this.acquire = jdbc("WITH granted AS (\n"
+        String remaining = "greatest(0, ceil(extract(epoch FROM %s.expires_at - now()) * 1000))::bigint";
+        String nowMicros = "(extract(epoch FROM now()) * 1000000)::bigint";
+        // the ticket: this attempt may take the place next in line (or is in it already) if nobody
+        // has it, its holder let it go stale, or this attempt has waited longer ($5, the server's
+        // time of its first busy answer, against the holder's)
+        String myTurn = "(l.waiter IS NULL OR l.waiter = excluded.owner OR l.waiter_until <= now()"
+                + " OR l.waiter_since > $5)";
+        // a grant: the lock is free (its lease ended on the server's clock) and it is this attempt's
+        // turn; or this owner holds it already (an attempt whose answer was lost)
+        String grant = "(l.owner = excluded.owner OR (l.expires_at <= now() AND " + myTurn + "))";
+        // $1 name, $2 owner, $3 lease in ms, $4 whether to take the ticket (a waiting attempt's tries
+        // after its first), $5 the attempt's waiting-since (server microseconds, or null), $6 the
+        // ticket's life in ms. One statement: a grant with a fresh token; or the ticket taken or kept;
+        // or nothing changed. Each answers the holder's remaining lease and the server's time, the last
+        // from the snapshot taken before the insert.
+        this.acquire = jdbc("WITH attempt AS (\n"
                 + "  INSERT INTO " + table + " AS l (name, owner, token, expires_at, acquired_at)\n"
                 + "  VALUES ($1, $2, nextval('" + sequence + "'), now() + $3 * interval '1 millisecond', now())\n"
-                + "  ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, token = excluded.token,\n"
-                + "    expires_at = excluded.expires_at, acquired_at = excluded.acquired_at\n"
-                + "  WHERE l.expires_at <= now() OR l.owner = excluded.owner\n"
-                + "  RETURNING l.token\n"
+                + "  ON CONFLICT (name) DO UPDATE SET\n"
+                + "    owner = CASE WHEN " + grant + " THEN excluded.owner ELSE l.owner END,\n"
+                + "    token = CASE WHEN " + grant + " THEN excluded.token ELSE l.token END,\n"
+                + "    expires_at = CASE WHEN " + grant + " THEN excluded.expires_at ELSE l.expires_at END,\n"
+                + "    acquired_at = CASE WHEN " + grant + " THEN excluded.acquired_at ELSE l.acquired_at END,\n"
+                + "    waiter = CASE WHEN " + grant + " THEN NULL ELSE excluded.owner END,\n"
+                + "    waiter_since = CASE WHEN " + grant + " THEN NULL ELSE $5 END,\n"
+                + "    waiter_until = CASE WHEN " + grant + " THEN NULL ELSE now() + $6 * interval '1 millisecond' END\n"
+                + "  WHERE " + grant + " OR ($4 AND " + myTurn + ")\n"
+                + "  RETURNING l.owner = $2 AS granted, l.token, " + String.format(remaining, "l") + " AS remaining\n"
                 + ")\n"
-                + "SELECT token, NULL::bigint FROM granted\n"
+                + "SELECT granted, token, remaining, true, " + nowMicros + " FROM attempt\n"
                 + "UNION ALL\n"
-                + "SELECT NULL::bigint, greatest(0, ceil(extract(epoch FROM h.expires_at - now()) * 1000))::bigint\n"
-                + "FROM " + table + " h WHERE h.name = $1 AND NOT EXISTS (SELECT 1 FROM granted)");
-        // $1 name, $2 owner, $3 token: owner-checked delete, and the notice in the same transaction
+                + "SELECT false, NULL::bigint, " + String.format(remaining, "h") + ", false, " + nowMicros + "\n"
+                + "FROM " + table + " h WHERE h.name = $1 AND NOT EXISTS (SELECT 1 FROM attempt)");
+        // $1 name, $2 owner, $3 token: owner-checked; the row goes unless someone holds a live ticket,
+        // whose place it keeps (the lease is ended instead); the notice in the same transaction
+        String free = "expires_at = now()";
+        String ticketLive = "waiter IS NOT NULL AND waiter_until > now()";
         this.release = jdbc("WITH released AS (\n"
-                + "  DELETE FROM " + table + " WHERE name = $1 AND owner = $2 AND token = $3\n"
-                + "  RETURNING name, expires_at > now() AS held\n"
+                + "  DELETE FROM " + table + " WHERE name = $1 AND owner = $2 AND token = $3 AND expires_at > now()\n"
+                + "    AND NOT (" + ticketLive + ") RETURNING name\n"
+                + "), handed AS (\n"
+                + "  UPDATE " + table + " SET " + free + " WHERE name = $1 AND owner = $2 AND token = $3\n"
+                + "    AND expires_at > now() AND " + ticketLive + " RETURNING name\n"
                 + ")\n"
-                + "SELECT held, pg_notify('" + CHANNEL + "', " + notifyPrefix + "name) FROM released");
-        // $1 name, $2 owner: undo a grant whose answer was lost
-        this.abandon = jdbc("WITH abandoned AS (\n"
-                + "  DELETE FROM " + table + " WHERE name = $1 AND owner = $2 RETURNING name\n"
+                + "SELECT pg_notify('" + CHANNEL + "', " + notifyPrefix + "name)\n"
+                + "FROM (SELECT name FROM released UNION ALL SELECT name FROM handed) AS done");
+        // $1 name, $2 owner: undo a grant whose answer was lost, and leave the line
+        this.abandon = jdbc("WITH gone AS (\n"
+                + "  DELETE FROM " + table + " WHERE name = $1 AND owner = $2 AND NOT (" + ticketLive + ")"
+                + " RETURNING name\n"
+                + "), freed AS (\n"
+                + "  UPDATE " + table + " SET " + free + " WHERE name = $1 AND owner = $2 AND " + ticketLive
+                + " RETURNING name\n"
+                + "), unqueued AS (\n"
+                + "  UPDATE " + table + " SET waiter = NULL, waiter_since = NULL, waiter_until = NULL\n"
+                + "  WHERE name = $1 AND waiter = $2 RETURNING name\n"
                 + ")\n"
-                + "SELECT pg_notify('" + CHANNEL + "', " + notifyPrefix + "name) FROM abandoned");
+                + "SELECT pg_notify('" + CHANNEL + "', " + notifyPrefix + "name)\n"
+                + "FROM (SELECT name FROM gone UNION ALL SELECT name FROM freed UNION ALL SELECT name FROM unqueued)"
+                + " AS done");
         // $1 names, $2 owners, $3 tokens, $4 leases in ms: every grant still held (not expired) by
         // its owner and token gets a new expiry; answers the owners renewed
         this.renew = jdbc("UPDATE " + table + " AS l SET expires_at = now() + r.ms * interval '1 millisecond'\n"
                 + "FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS r(name, owner, token, ms)\n"
                 + "WHERE l.name = r.name AND l.owner = r.owner AND l.token = r.token AND l.expires_at > now()\n"
                 + "RETURNING l.owner");
-        this.holder = jdbc("SELECT owner, token, greatest(0, ceil(extract(epoch FROM expires_at - now()) * 1000))::bigint\n"
-                + "FROM " + table + " WHERE name = $1 AND expires_at > now()");
+        this.holder = jdbc("SELECT owner, token, " + String.format(remaining, "l") + "\n"
+                + "FROM " + table + " l WHERE name = $1 AND expires_at > now()");
     }
 
     /**
