@@ -21,8 +21,8 @@
  * {@code poolSize}: {@code postgresql://?schema=locks}.
  *
  * <p>What the backend keeps in the database, in schema {@code S}: the table {@code S.dlock_locks}
- * with one row per held lock (name, owner id, token, expiry and grant time on the server's clock;
- * a released lock's row is deleted), and the sequence {@code S.dlock_fence}, the source of
+ * with one row per held lock (name, owner id, token, expiry and grant time on the server's clock,
+ * and the waiter next in line; a released lock's row is deleted unless a waiter is next in line), and the sequence {@code S.dlock_fence}, the source of
  * fencing tokens for every name. Both are created on first use when the role may; otherwise run
  * the script {@code io/dlock/postgres/postgres-schema.sql} (in this jar) as the schema's owner. A
  * missing table the role may not create is a {@link io.dlock.LockConfigurationException} of kind
@@ -45,7 +45,8 @@
  * and {@link io.dlock.Capability#HOLDER_QUERY}, on one PostgreSQL 9.5 or later primary. Streaming
  * replication is asynchronous by default, so a failover can lose a grant and the tokens after it:
  * the backend does not declare {@link io.dlock.Capability#SURVIVES_SERVER_FAILOVER}. Waiters are
- * not served in arrival order across clients (no {@link io.dlock.Capability#FAIR}); within one
- * client they are.
+ * not served in strict arrival order across clients (no {@link io.dlock.Capability#FAIR}), but none
+ * starves: the row keeps one place next in line for the longest waiter that has asked since the
+ * last grant, which a client that releases and asks again at once must respect.
  */
 package io.dlock.postgres;
