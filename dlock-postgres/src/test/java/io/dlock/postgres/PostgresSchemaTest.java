@@ -119,6 +119,25 @@ class PostgresSchemaTest {
         assertTrue(e.getMessage().contains("dropped.dlock_fence") && e.getMessage().contains("is missing while its table"), e.getMessage());
     }
 
+    /**
+     * What the server must offer, checked at first use: {@code synchronous_commit} not off (a crash
+     * could then lose a committed grant and hand its token out again) and a UTF8 database (so that
+     * every name is stored as it is); either is {@code INCOMPATIBLE_SERVER}, saying why.
+     */
+    @Test
+    void aServerThatCannotKeepTheContractIsIncompatible() {
+        server.sql("postgres", "CREATE ROLE async_commit LOGIN PASSWORD 'async-pw' CREATEDB",
+                "ALTER ROLE async_commit SET synchronous_commit = off",
+                "CREATE DATABASE latin1 TEMPLATE template0 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C'");
+        LockConfigurationException async = refusal(server.uri("async_commit", "async-pw", "postgres"));
+        assertEquals(Kind.INCOMPATIBLE_SERVER, async.kind(), async.getMessage());
+        assertTrue(async.getMessage().contains("synchronous_commit = off"), async.getMessage());
+        LockConfigurationException latin = refusal(server.uri(PostgresServer.SUPERUSER,
+                PostgresServer.SUPERUSER_PASSWORD, "latin1"));
+        assertEquals(Kind.INCOMPATIBLE_SERVER, latin.kind(), latin.getMessage());
+        assertTrue(latin.getMessage().contains("UTF8"), latin.getMessage());
+    }
+
     @Test
     void aTableWithoutRightsIsPermission() {
         LockConfigurationException e = refusal(limited("tck_locked"));
