@@ -20,6 +20,7 @@ import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Logger;
@@ -55,6 +56,8 @@ class PostgresDataSourceTest {
         final AtomicInteger borrowed = new AtomicInteger();
         final AtomicInteger most = new AtomicInteger();
         final AtomicInteger total = new AtomicInteger();
+        /** The longest a connection stayed borrowed, in ms: the LISTEN connection's whole life. */
+        final java.util.concurrent.atomic.AtomicLong longestHoldMs = new java.util.concurrent.atomic.AtomicLong();
         final boolean autoCommit;
 
         CountingDataSource(boolean autoCommit) {
@@ -69,10 +72,13 @@ class PostgresDataSourceTest {
             most.accumulateAndGet(borrowed.incrementAndGet(), Math::max);
             total.incrementAndGet();
             AtomicBoolean returned = new AtomicBoolean();
+            long borrowedAt = System.nanoTime();
             return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
                     (proxy, method, args) -> {
                         if (method.getName().equals("close") && returned.compareAndSet(false, true)) {
                             borrowed.decrementAndGet();
+                            longestHoldMs.accumulateAndGet(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - borrowedAt),
+                                    Math::max);
                         }
                         try {
                             return method.invoke(c, args);
@@ -122,56 +128,67 @@ class PostgresDataSourceTest {
     }
 
     /**
-     * Twelve threads contend for three locks through one client with {@code poolSize=2}: waiters
-     * wait (so the LISTEN connection is taken too), every grant is exclusive, and the client never
-     * holds more than 2 + 1 of the pool's connections; after close it holds none.
+     * Two clients, each on its own pool with {@code poolSize=2} and six threads, contend for three
+     * locks: the clients wait for each other's locks on the server (so each takes a LISTEN
+     * connection, seen as one connection borrowed for most of the run), every grant is exclusive,
+     * and neither client ever holds more than 2 + 1 of its pool's connections; after close, none.
      */
     @Test
     void aClientHoldsAtMostPoolSizePlusOneConnections() throws Exception {
-        CountingDataSource ds = new CountingDataSource(true);
         int poolSize = 2;
+        List<CountingDataSource> pools = List.of(new CountingDataSource(true), new CountingDataSource(true));
         AtomicInteger[] holders = {new AtomicInteger(), new AtomicInteger(), new AtomicInteger()};
         AtomicInteger overlaps = new AtomicInteger();
         AtomicInteger grants = new AtomicInteger();
-        try (LockClient client = LockClient.open(LockClientConfig.builder("postgresql://?poolSize=" + poolSize
-                + "&schema=ds").defaultLockOptions(LockOptions.builder().leaseTime(Duration.ofSeconds(5)).build()).build(),
-                PostgresLockProvider.withDataSource(ds))) {
-            ExecutorService pool = Executors.newFixedThreadPool(12);
-            try {
-                List<Future<?>> done = new ArrayList<>();
-                for (int t = 0; t < 12; t++) {
-                    int me = t;
-                    done.add(pool.submit(() -> {
-                        for (int i = 0; i < 15; i++) {
-                            int n = (me + i) % holders.length;
-                            // generous wait: 12 threads share 3 locks on a loaded machine
-                            Optional<Lease> lease = client.lock("ds-" + n).tryAcquire(Duration.ofSeconds(30));
-                            try (Lease l = lease.orElseThrow()) {
-                                if (holders[n].incrementAndGet() != 1) {
-                                    overlaps.incrementAndGet();
-                                }
-                                grants.incrementAndGet();
-                                Thread.sleep(2);
-                                holders[n].decrementAndGet();
-                            }
-                        }
-                        return null;
-                    }));
-                }
-                for (Future<?> f : done) {
-                    f.get();
-                }
-            } finally {
-                pool.shutdownNow();
-            }
+        List<LockClient> clients = new ArrayList<>();
+        for (CountingDataSource ds : pools) {
+            clients.add(LockClient.open(LockClientConfig.builder("postgresql://?poolSize=" + poolSize + "&schema=ds")
+                    .defaultLockOptions(LockOptions.builder().leaseTime(Duration.ofSeconds(5)).build()).build(),
+                    PostgresLockProvider.withDataSource(ds)));
         }
-        System.out.println("[postgres] DataSource: " + grants.get() + " grants, at most " + ds.most.get()
-                + " connections borrowed at once, " + ds.total.get() + " borrows");
+        ExecutorService pool = Executors.newFixedThreadPool(12);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < 12; t++) {
+                int me = t;
+                LockClient client = clients.get(t % 2);
+                done.add(pool.submit(() -> {
+                    for (int i = 0; i < 15; i++) {
+                        int n = (me / 2 + i) % holders.length;
+                        // generous: 12 threads share 3 locks on a loaded machine
+                        Optional<Lease> lease = client.lock("ds-" + n).tryAcquire(Duration.ofSeconds(30));
+                        try (Lease l = lease.orElseThrow()) {
+                            if (holders[n].incrementAndGet() != 1) {
+                                overlaps.incrementAndGet();
+                            }
+                            grants.incrementAndGet();
+                            Thread.sleep(2);
+                            holders[n].decrementAndGet();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get();
+            }
+        } finally {
+            pool.shutdownNow();
+            clients.forEach(LockClient::close);
+        }
+        for (CountingDataSource ds : pools) {
+            System.out.println("[postgres] DataSource: at most " + ds.most.get() + " connections borrowed at once, "
+                    + ds.total.get() + " borrows, the longest for " + ds.longestHoldMs.get() + " ms");
+        }
         assertEquals(12 * 15, grants.get());
         assertEquals(0, overlaps.get());
-        assertTrue(ds.most.get() <= poolSize + 1, "borrowed at most " + ds.most.get() + " at once, more than poolSize + 1");
-        assertTrue(ds.most.get() >= 2, "the test never had a waiter listening: " + ds.most.get());
-        assertEquals(0, ds.borrowed.get(), "connections still borrowed after close");
+        for (CountingDataSource ds : pools) {
+            assertTrue(ds.most.get() <= poolSize + 1, "borrowed " + ds.most.get() + " at once, more than poolSize + 1");
+            // an operation holds its connection for one statement; only the LISTEN connection is kept
+            assertTrue(ds.longestHoldMs.get() >= 500, "no LISTEN connection was taken: the clients never waited on "
+                    + "the server (longest hold " + ds.longestHoldMs.get() + " ms)");
+            assertEquals(0, ds.borrowed.get(), "connections still borrowed after close");
+        }
     }
 
     /**
