@@ -43,6 +43,7 @@ class ApiGateTest {
             new Gated("dlock-zookeeper", io.dlock.zookeeper.ZooKeeperLockProvider.class, Set.of("io.dlock.zookeeper")),
             new Gated("dlock-etcd", io.dlock.etcd.EtcdLockProvider.class, Set.of()),
             new Gated("dlock-dynamodb", io.dlock.dynamodb.DynamoDbLockProvider.class, Set.of()),
+            new Gated("dlock-postgres", io.dlock.postgres.PostgresLockProvider.class, Set.of()),
             new Gated("dlock-micrometer", io.dlock.micrometer.MicrometerLockListener.class, Set.of()));
 
     @TestFactory
