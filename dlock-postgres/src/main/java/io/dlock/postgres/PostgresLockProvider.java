@@ -5,6 +5,7 @@ import io.dlock.postgres.internal.PgLockBackend;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
+import io.dlock.spi.support.AbstractLockProvider;
 import io.dlock.spi.support.Arguments;
 import java.util.Set;
 import javax.sql.DataSource;
@@ -24,18 +25,17 @@ import javax.sql.DataSource;
  * {@link Capability#HOLDER_QUERY}. Stateless and thread-safe. See the package documentation for
  * the URI, the table it writes, the connections it holds and its guarantees.
  */
-public final class PostgresLockProvider implements LockProvider {
-
-    private static final Set<String> SCHEMES = Set.of("postgresql", "postgres");
+public final class PostgresLockProvider extends AbstractLockProvider {
 
     private final DataSource dataSource;
 
     /** Creates the provider that connects with the URI's settings; {@link java.util.ServiceLoader} uses this. */
     public PostgresLockProvider() {
-        this.dataSource = null;
+        this(null);
     }
 
     private PostgresLockProvider(DataSource dataSource) {
+        super("postgres", Set.of("postgresql", "postgres"), dataSource == null ? null : "DataSource");
         this.dataSource = dataSource;
     }
 
@@ -53,21 +53,9 @@ public final class PostgresLockProvider implements LockProvider {
      * @throws IllegalArgumentException if {@code dataSource} is null
      */
     public static PostgresLockProvider withDataSource(DataSource dataSource) {
-        Arguments.notNull("dataSource", dataSource);
-        return new PostgresLockProvider(dataSource);
+        return new PostgresLockProvider(Arguments.notNull("dataSource", dataSource));
     }
 
-    /** @return {@code postgres} */
-    @Override
-    public String name() {
-        return "postgres";
-    }
-
-    /** @return {@code postgresql} and {@code postgres} */
-    @Override
-    public Set<String> schemes() {
-        return SCHEMES;
-    }
 
     /**
      * Opens a backend for one client. No I/O: connections are made on first use.
@@ -79,13 +67,7 @@ public final class PostgresLockProvider implements LockProvider {
      *     shows the password
      */
     @Override
-    public LockBackend<?> open(BackendContext context) {
-        Arguments.notNull("context", context);
+    protected LockBackend<?> openBackend(BackendContext context) {
         return PgLockBackend.open(context, dataSource);
-    }
-
-    @Override
-    public String toString() {
-        return "PostgresLockProvider" + (dataSource == null ? "" : "{DataSource}");
     }
 }
