@@ -13,6 +13,11 @@ import java.time.Duration;
 public record AcquireRequest(String name, String ownerId, Duration leaseTime) {
 
     /**
+     * Checks the components.
+     *
+     * @param name the record's {@code name}
+     * @param ownerId the record's {@code ownerId}
+     * @param leaseTime the record's {@code leaseTime}
      * @throws IllegalArgumentException if an argument is {@code null} or {@code leaseTime} is not
      *     positive
      */

@@ -31,6 +31,10 @@ public final class BackendUri {
     public record HostPort(String host, int port) {
 
         /**
+         * Checks the components.
+         *
+         * @param host the record's {@code host}
+         * @param port the record's {@code port}
          * @throws IllegalArgumentException if {@code host} is {@code null}
          */
         public HostPort {

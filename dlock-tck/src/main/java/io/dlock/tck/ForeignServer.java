@@ -138,6 +138,10 @@ public final class ForeignServer implements AutoCloseable {
     public record Failure(String hostPort, LockBackendException exception) {
 
         /**
+         * Checks the components.
+         *
+         * @param hostPort the record's {@code hostPort}
+         * @param exception the record's {@code exception}
          * @throws IllegalArgumentException if {@code hostPort} or {@code exception} is {@code null}
          */
         public Failure {

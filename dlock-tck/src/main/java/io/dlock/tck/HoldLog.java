@@ -23,6 +23,12 @@ public final class HoldLog {
     public record Hold(String who, long token, long start, long end) {
 
         /**
+         * Checks the components.
+         *
+         * @param who the record's {@code who}
+         * @param token the record's {@code token}
+         * @param start the record's {@code start}
+         * @param end the record's {@code end}
          * @throws IllegalArgumentException if {@code who} is {@code null}
          */
         public Hold {

@@ -43,6 +43,10 @@ public final class ModulePath {
     public record Result(int exitCode, String output) {
 
         /**
+         * Checks the components.
+         *
+         * @param exitCode the record's {@code exitCode}
+         * @param output the record's {@code output}
          * @throws IllegalArgumentException if {@code output} is {@code null}
          */
         public Result {

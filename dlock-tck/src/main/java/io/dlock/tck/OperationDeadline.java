@@ -66,6 +66,10 @@ public final class OperationDeadline {
     public record Timing(String operation, Duration took) {
 
         /**
+         * Checks the components.
+         *
+         * @param operation the record's {@code operation}
+         * @param took the record's {@code took}
          * @throws IllegalArgumentException if {@code operation} or {@code took} is {@code null}
          */
         public Timing {

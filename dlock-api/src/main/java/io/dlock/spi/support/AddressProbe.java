@@ -51,6 +51,12 @@ public final class AddressProbe {
     public record Finding(BackendUri.HostPort address, Kind kind, String detail, Duration budget) {
 
         /**
+         * Checks the components.
+         *
+         * @param address the record's {@code address}
+         * @param kind the record's {@code kind}
+         * @param detail the record's {@code detail}
+         * @param budget the record's {@code budget}
          * @throws IllegalArgumentException if an argument is {@code null}
          */
         public Finding {

@@ -33,6 +33,10 @@ public final class UriReader {
     public record Credentials(String user, String password) {
 
         /**
+         * Checks the components.
+         *
+         * @param user the record's {@code user}
+         * @param password the record's {@code password}
          * @throws IllegalArgumentException if {@code password} is {@code null}
          */
         public Credentials {
