@@ -54,6 +54,9 @@ public final class PgLockBackend implements LockBackend<Void> {
     private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(
             EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY));
 
+    /** SQLSTATE lock_not_available: a {@code lock_timeout} passed. */
+    static final String LOCK_NOT_AVAILABLE = "55P03";
+
     /** The most grants one renewal statement carries; longer lists take several. */
     static final int RENEW_BATCH = 1000;
 
@@ -68,6 +71,12 @@ public final class PgLockBackend implements LockBackend<Void> {
      * least every retry cap, and each try may take an operation timeout to arrive.
      */
     private final long ticketMillis;
+    /**
+     * The acquire statement's {@code lock_timeout}: how long it waits for a row that a
+     * transaction-scoped holder has locked before it answers busy (a quarter of the operation
+     * timeout, so well before the deadline; a lease-mode statement holds a row for microseconds).
+     */
+    private final String lockWait;
     private final ReentrantLock setupLock = new ReentrantLock();
     private volatile boolean ready;
 
@@ -76,6 +85,7 @@ public final class PgLockBackend implements LockBackend<Void> {
         this.sql = new PgSql(settings.schema);
         this.timeout = context.operationTimeout();
         this.abandonBudget = LeaseTimes.abandonBudget(timeout, Duration.ofMillis(50));
+        this.lockWait = Math.max(1, LeaseTimes.ceilMillis(timeout) / 4) + "ms";
         this.ticketMillis = LeaseTimes.ceilMillis(context.config().retryCap().multipliedBy(2).plus(timeout));
         this.connections = new PgConnections(opener, own, settings.poolSize, settings, context.threadFactory());
         this.notifications = new PgNotifications(connections, settings.schema, timeout, context.threadFactory());
@@ -320,10 +330,21 @@ public final class PgLockBackend implements LockBackend<Void> {
                             }
                         }
                         case 6 -> ps.setLong(i + 1, ticketMillis);
+                        case 7 -> ps.setString(i + 1, lockWait);
                         default -> throw new IllegalStateException("parameter $" + params[i]);
                     }
                 }
-                try (ResultSet rs = ps.executeQuery()) {
+                ResultSet answer;
+                try {
+                    answer = ps.executeQuery();
+                } catch (SQLException e) {
+                    if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                        // the row is locked by a transaction-scoped holder (PostgresTransactionLocks)
+                        return new Tried(AttemptResult.busy(), -1, false);
+                    }
+                    throw e;
+                }
+                try (ResultSet rs = answer) {
                     if (!rs.next()) {
                         // taken by a grant committed after this statement's snapshot
                         return new Tried(AttemptResult.busy(), -1, false);
