@@ -56,7 +56,18 @@ class PostgresTransactionLocksTest {
         return server.uri(PostgresFixture.USER, PostgresFixture.PASSWORD, PostgresFixture.DATABASE);
     }
 
-    static Connection connect() throws SQLException {
+    private static Connection connect() throws SQLException {
+        return connect(server);
+    }
+
+    /**
+     * A plain JDBC connection of the role {@code dlock} (autocommit on).
+     *
+     * @param server the server, set up by {@link PostgresFixture#setUp}
+     * @return the connection
+     * @throws SQLException if it cannot connect
+     */
+    static Connection connect(PostgresServer server) throws SQLException {
         Properties p = new Properties();
         p.setProperty("user", PostgresFixture.USER);
         p.setProperty("password", PostgresFixture.PASSWORD);
