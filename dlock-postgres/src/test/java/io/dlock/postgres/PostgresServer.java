@@ -281,7 +281,8 @@ public final class PostgresServer implements AutoCloseable {
         return port;
     }
 
-    InetSocketAddress address() {
+    /** @return the server's loopback address and port */
+    public InetSocketAddress address() {
         return new InetSocketAddress(HOST, port);
     }
 
@@ -293,6 +294,16 @@ public final class PostgresServer implements AutoCloseable {
      */
     String uri(String user, String password, String database) {
         return "postgresql://" + user + ":" + password + "@" + HOST + ":" + port + "/" + database;
+    }
+
+    /**
+     * For users of the test-jar (dlock-cli's demo test, dlock-bench): the superuser's URI.
+     *
+     * @param database the database, {@code postgres} on a fresh server
+     * @return {@code postgresql://postgres:PASSWORD@127.0.0.1:PORT/DATABASE}
+     */
+    public String superuserUri(String database) {
+        return uri(SUPERUSER, SUPERUSER_PASSWORD, database);
     }
 
     String readLog() {
