@@ -89,33 +89,41 @@ final class PgSql {
                 + "UNION ALL\n"
                 + "SELECT false, NULL::bigint, " + String.format(remaining, "h") + ", false, " + nowMicros + "\n"
                 + "FROM " + table + " h WHERE h.name = $1 AND NOT EXISTS (SELECT 1 FROM attempt)");
-        // $1 name, $2 owner, $3 token: owner-checked; the row goes unless someone holds a live ticket,
-        // whose place it keeps (the lease is ended instead); the notice in the same transaction
-        String free = "expires_at = now()";
+        // $1 name, $2 owner, $3 token: owner-checked; the row goes, and if someone holds a live ticket it
+        // is put back at once with the lease ended, keeping the place next in line; the notice in the
+        // same transaction. One DELETE decides, on the row's latest version: two sub-statements (a
+        // DELETE if no live ticket, an UPDATE if one) could both miss when a waiter takes the ticket
+        // while the release waits for the row, since the one whose condition was false on the
+        // statement's snapshot never looks again; the release then answered "not held" and left the
+        // lock held by nobody for a whole lease (seen in dlock-bench's hand-off workload).
+        // The lease is ended at a fixed time in the past, not now(): a statement that started earlier
+        // (a renewal that waited for this row while the release ran, re-checking it against its own
+        // now()) must not see the ended lease as live and extend it.
+        String ended = "'epoch'::timestamptz";
         String ticketLive = "waiter IS NOT NULL AND waiter_until > now()";
+        String putBack = "INSERT INTO " + table + " (name, owner, token, expires_at, acquired_at, waiter, waiter_since,"
+                + " waiter_until)\n"
+                + "  SELECT name, owner, token, " + ended + ", acquired_at, waiter, waiter_since, waiter_until FROM %s"
+                + " WHERE " + ticketLive + "\n";
         this.release = jdbc("WITH released AS (\n"
                 + "  DELETE FROM " + table + " WHERE name = $1 AND owner = $2 AND token = $3 AND expires_at > now()\n"
-                + "    AND NOT (" + ticketLive + ") RETURNING name\n"
+                + "  RETURNING *\n"
                 + "), handed AS (\n"
-                + "  UPDATE " + table + " SET " + free + " WHERE name = $1 AND owner = $2 AND token = $3\n"
-                + "    AND expires_at > now() AND " + ticketLive + " RETURNING name\n"
+                + "  " + String.format(putBack, "released")
                 + ")\n"
-                + "SELECT pg_notify('" + CHANNEL + "', " + notifyPrefix + "name)\n"
-                + "FROM (SELECT name FROM released UNION ALL SELECT name FROM handed) AS done");
-        // $1 name, $2 owner: undo a grant whose answer was lost, and leave the line
+                + "SELECT pg_notify('" + CHANNEL + "', " + notifyPrefix + "name) FROM released");
+        // $1 name, $2 owner: undo a grant whose answer was lost (the row goes, or is put back with the
+        // lease ended if someone holds the place next in line, as for a release), and leave the line
         this.abandon = jdbc("WITH gone AS (\n"
-                + "  DELETE FROM " + table + " WHERE name = $1 AND owner = $2 AND NOT (" + ticketLive + ")"
-                + " RETURNING name\n"
+                + "  DELETE FROM " + table + " WHERE name = $1 AND owner = $2 RETURNING *\n"
                 + "), freed AS (\n"
-                + "  UPDATE " + table + " SET " + free + " WHERE name = $1 AND owner = $2 AND " + ticketLive
-                + " RETURNING name\n"
+                + "  " + String.format(putBack, "gone")
                 + "), unqueued AS (\n"
                 + "  UPDATE " + table + " SET waiter = NULL, waiter_since = NULL, waiter_until = NULL\n"
                 + "  WHERE name = $1 AND waiter = $2 RETURNING name\n"
                 + ")\n"
                 + "SELECT pg_notify('" + CHANNEL + "', " + notifyPrefix + "name)\n"
-                + "FROM (SELECT name FROM gone UNION ALL SELECT name FROM freed UNION ALL SELECT name FROM unqueued)"
-                + " AS done");
+                + "FROM (SELECT name FROM gone UNION ALL SELECT name FROM unqueued) AS done");
         // $1 names, $2 owners, $3 tokens, $4 leases in ms: every grant still held (not expired) by
         // its owner and token gets a new expiry; answers the owners renewed
         this.renew = jdbc("UPDATE " + table + " AS l SET expires_at = now() + r.ms * interval '1 millisecond'\n"
