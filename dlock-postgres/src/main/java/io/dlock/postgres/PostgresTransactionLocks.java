@@ -43,7 +43,7 @@ import java.util.OptionalLong;
  * the lock for as long as it stays open (a stopped process's included: PostgreSQL's
  * {@code idle_in_transaction_session_timeout} ends such transactions); prefer the lease mode
  * ({@link LockClient}) for work outside this database or longer than a transaction should be.
- * A holder query ({@link io.dlock.DistributedLock#holder()}) does not see a transaction-scoped
+ * A holder query ({@link LockClient#holder(String)}) does not see a transaction-scoped
  * holder. Stateless and thread-safe; a {@link Connection} is not, so use each from one thread.
  */
 public final class PostgresTransactionLocks {
