@@ -28,10 +28,13 @@ import picocli.CommandLine.Option;
                     + "charged twice. (3) A replica stalls longer than its lease (as in a long GC pause); another "
                     + "takes the lock and charges; the stalled one wakes up and writes anyway, and the ledger "
                     + "rejects its lower fencing token.",
+            "With a postgresql:// URI the ledger is a real table in that database, SCHEMA.dlock_demo_ledger, "
+                    + "guarded by a fence column: UPDATE ... SET fence = :token WHERE ... AND fence <= :token.",
             "Runs on a ZooKeeper server embedded in this process unless --uri names a backend. Exits with 0 when "
                     + "phase 2 has no double charge and phase 3's stale write was rejected, 1 otherwise.",
             ""},
-        footer = {"", "Examples:", "  dlock demo", "  dlock demo --uri redis://127.0.0.1:6379 --replicas 5 --payments 50"})
+        footer = {"", "Examples:", "  dlock demo", "  dlock demo --uri redis://127.0.0.1:6379 --replicas 5 --payments 50",
+            "  dlock demo --uri postgresql://dlock:secret@127.0.0.1:5432/payments"})
 final class DemoCommand implements java.util.concurrent.Callable<Integer> {
 
     /** How long the simulated call to the payment provider takes: the window of the race. */
@@ -60,6 +63,10 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--operation-timeout", paramLabel = "DURATION", defaultValue = "5s", converter = Durations.class,
             description = "The longest one backend call may take (default: ${DEFAULT-VALUE}).")
     private Duration operationTimeout;
+
+    /** The PostgreSQL URI whose database holds the ledger table, or null for a ledger in memory. */
+    private String ledgerUri;
+    private String ledgerPrefix;
 
     /** One phase's figures for the table. */
     private record Outcome(String phase, int payments, int charges, int doubleCharges, String staleRejected) { }
@@ -101,6 +108,14 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
                 out.println("Backend: " + BackendUri.redact(backendUri) + ".");
             }
             String prefix = "dlock-demo-" + Long.toHexString(System.nanoTime() & 0xffffff) + ":payment:";
+            if (PostgresLedger.handles(backendUri)) {
+                ledgerUri = backendUri;
+                ledgerPrefix = prefix;
+                try (Ledger probe = newLedger()) {
+                    out.println("Ledger: the table " + ((PostgresLedger) probe).table() + " in that database, each "
+                            + "fenced write checking and storing the token in one statement (fence <= token).");
+                }
+            }
             List<Outcome> outcomes = new ArrayList<>();
             try {
                 outcomes.add(withoutLock(out));
@@ -133,7 +148,12 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
         out.println();
         out.println("1. No lock: each replica checks the ledger, calls the payment provider (" + WORK_MILLIS
                 + " ms), then records the charge.");
-        Ledger ledger = new Ledger();
+        try (Ledger ledger = newLedger()) {
+            return withoutLock(out, ledger);
+        }
+    }
+
+    private Outcome withoutLock(PrintStream out, Ledger ledger) throws Exception {
         List<String> orders = orders();
         runReplicas("no-lock", i -> {
             SplittableRandom jitter = new SplittableRandom(seed * 31 + i);
@@ -156,7 +176,13 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
         out.println();
         out.println("2. With dlock: the same, each payment under the lock payment:<order>, its fencing token passed "
                 + "to the ledger.");
-        Ledger ledger = new Ledger();
+        try (Ledger ledger = newLedger()) {
+            return withDlock(out, clients, prefix, options, ledger);
+        }
+    }
+
+    private Outcome withDlock(PrintStream out, List<LockClient> clients, String prefix, LockOptions options,
+                              Ledger ledger) throws Exception {
         List<String> orders = orders();
         Progress progress = new Progress(out, "payments processed", replicas * payments);
         runReplicas("dlock", i -> {
@@ -189,9 +215,15 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
         out.println();
         out.println("3. Stalled replica: replica-1 pauses longer than its " + Durations.format(lease)
                 + " lease in the middle of a payment.");
+        try (Ledger ledger = newLedger()) {
+            return stalledReplica(out, clients, prefix, ledger);
+        }
+    }
+
+    private Outcome stalledReplica(PrintStream out, List<LockClient> clients, String prefix, Ledger ledger)
+            throws Exception {
         String order = "order-stalled";
         String name = prefix + order;
-        Ledger ledger = new Ledger();
         long t0 = System.nanoTime();
         // no renewal: to the backend, a process frozen in a GC pause is a holder that stopped renewing
         LockOptions frozen = LockOptions.builder().leaseTime(lease).autoRenew(false).build();
@@ -256,6 +288,19 @@ final class DemoCommand implements java.util.concurrent.Callable<Integer> {
                 + "after the check.)");
         return new Outcome("3. stalled replica", 1, ledger.charges(), ledger.doubleCharges(),
                 Integer.toString(rejected ? 1 : 0));
+    }
+
+    /** A fresh ledger for one phase: a table's rows of its own, or one in memory. */
+    private Ledger newLedger() {
+        if (ledgerUri == null) {
+            return new MemoryLedger();
+        }
+        try {
+            return PostgresLedger.open(ledgerUri, ledgerPrefix);
+        } catch (java.sql.SQLException e) {
+            throw new CliException(ExitCodes.UNREACHABLE, "the demo's ledger table in " + BackendUri.redact(ledgerUri)
+                    + " could not be opened: " + e.getMessage() + " [SQLSTATE " + e.getSQLState() + "]", e);
+        }
     }
 
     private int report(PrintStream out, List<Outcome> outcomes, long started) {

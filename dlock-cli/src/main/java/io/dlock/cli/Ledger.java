@@ -1,27 +1,11 @@
 package io.dlock.cli;
 
-import java.util.HashMap;
-import java.util.Map;
-
 /**
- * The demo's payment ledger, standing in for the payment provider and its database: it counts the
- * charges of each order and, for fenced writes, keeps the highest fencing token it has seen per
- * order and rejects any lower one (as a table storing the token with the row would, with
- * {@code UPDATE ... WHERE token <= ?}). Thread-safe.
+ * The demo's payment ledger: the charges of each order, and for fenced reads and writes the
+ * highest fencing token seen per order, refusing a lower one. In memory ({@link MemoryLedger}), or
+ * a PostgreSQL table guarded by a fence column ({@link PostgresLedger}). Thread-safe.
  */
-final class Ledger {
-
-    private static final class Row {
-        int charges;
-        long highestToken;
-    }
-
-    private final Map<String, Row> rows = new HashMap<>();
-    private int staleRejected;
-
-    private Row row(String order) {
-        return rows.computeIfAbsent(order, k -> new Row());
-    }
+interface Ledger extends AutoCloseable {
 
     /**
      * Reads, without a token: has the order been charged?
@@ -29,18 +13,14 @@ final class Ledger {
      * @param order the order
      * @return true if charged at least once
      */
-    synchronized boolean isCharged(String order) {
-        return row(order).charges > 0;
-    }
+    boolean isCharged(String order);
 
     /**
      * Charges, without a token.
      *
      * @param order the order
      */
-    synchronized void charge(String order) {
-        row(order).charges++;
-    }
+    void charge(String order);
 
     /**
      * Reads under a fencing token: records the token as seen.
@@ -50,11 +30,7 @@ final class Ledger {
      * @return true if charged; false if not charged
      * @throws StaleToken if a higher token was seen for this order
      */
-    synchronized boolean isCharged(String order, long token) {
-        Row r = row(order);
-        check(r, order, token);
-        return r.charges > 0;
-    }
+    boolean isCharged(String order, long token);
 
     /**
      * Charges under a fencing token.
@@ -63,42 +39,24 @@ final class Ledger {
      * @param token the writer's fencing token
      * @throws StaleToken if a higher token was seen for this order; nothing is charged
      */
-    synchronized void charge(String order, long token) {
-        Row r = row(order);
-        check(r, order, token);
-        r.charges++;
-    }
-
-    private void check(Row r, String order, long token) {
-        if (token < r.highestToken) {
-            staleRejected++;
-            throw new StaleToken(order, token, r.highestToken);
-        }
-        r.highestToken = token;
-    }
+    void charge(String order, long token);
 
     /** @return how many charges were made in all */
-    synchronized int charges() {
-        return rows.values().stream().mapToInt(r -> r.charges).sum();
-    }
+    int charges();
 
     /** @return how many orders were charged more than once, counted once per extra charge */
-    synchronized int doubleCharges() {
-        return rows.values().stream().mapToInt(r -> Math.max(0, r.charges - 1)).sum();
-    }
-
-    /** @return how many orders were charged at least once */
-    synchronized int ordersCharged() {
-        return (int) rows.values().stream().filter(r -> r.charges > 0).count();
-    }
+    int doubleCharges();
 
     /** @return how many reads and writes were rejected for a stale token */
-    synchronized int staleRejected() {
-        return staleRejected;
+    int staleRejected();
+
+    /** Frees what the ledger holds (nothing in memory). */
+    @Override
+    default void close() {
     }
 
     /** A read or write with a token lower than one the ledger has already seen for the order. */
-    static final class StaleToken extends RuntimeException {
+    final class StaleToken extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
         final long token;

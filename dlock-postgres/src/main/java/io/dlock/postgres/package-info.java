@@ -48,5 +48,9 @@
  * not served in strict arrival order across clients (no {@link io.dlock.Capability#FAIR}), but none
  * starves: the row keeps one place next in line for the longest waiter that has asked since the
  * last grant, which a client that releases and asks again at once must respect.
+ *
+ * <p>For work whose writes live in the same database, {@link io.dlock.postgres.PostgresTransactionLocks}
+ * takes a lock inside the caller's own transaction, on the same table and sequence: the lock and
+ * the writes commit or roll back together, and the two modes exclude each other on one name.
  */
 package io.dlock.postgres;

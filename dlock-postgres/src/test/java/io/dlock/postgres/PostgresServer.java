@@ -32,9 +32,12 @@ import java.util.stream.Stream;
  */
 public final class PostgresServer implements AutoCloseable {
 
-    static final String HOST = "127.0.0.1";
-    static final String SUPERUSER = "postgres";
-    static final String SUPERUSER_PASSWORD = "pg-test-superuser";
+    /** The loopback address the server listens on. */
+    public static final String HOST = "127.0.0.1";
+    /** The superuser (its password is {@link #SUPERUSER_PASSWORD}). */
+    public static final String SUPERUSER = "postgres";
+    /** The superuser's password (a throwaway test server's). */
+    public static final String SUPERUSER_PASSWORD = "pg-test-superuser";
 
     /** Debian's layout: /usr/lib/postgresql/VERSION/bin; the newest version installed. */
     static final Path BIN = bin();
@@ -139,6 +142,16 @@ public final class PostgresServer implements AutoCloseable {
             UserPrincipal user = p.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("postgres");
             Files.setOwner(p, user);
         }
+    }
+
+    /**
+     * For users of the test-jar (dlock-bench's report): where a server program is.
+     *
+     * @param program e.g. {@code postgres}
+     * @return its path in the newest PostgreSQL installed
+     */
+    public static String binary(String program) {
+        return BIN.resolve(program).toString();
     }
 
     private List<String> command(String binary, String... args) {
@@ -267,7 +280,7 @@ public final class PostgresServer implements AutoCloseable {
      * @param database the database
      * @param statements the statements
      */
-    void sql(String database, String... statements) {
+    public void sql(String database, String... statements) {
         try (Connection c = superuser(database); Statement s = c.createStatement()) {
             for (String sql : statements) {
                 s.execute(sql);
@@ -281,7 +294,8 @@ public final class PostgresServer implements AutoCloseable {
         return port;
     }
 
-    InetSocketAddress address() {
+    /** @return the server's loopback address and port */
+    public InetSocketAddress address() {
         return new InetSocketAddress(HOST, port);
     }
 
@@ -293,6 +307,16 @@ public final class PostgresServer implements AutoCloseable {
      */
     String uri(String user, String password, String database) {
         return "postgresql://" + user + ":" + password + "@" + HOST + ":" + port + "/" + database;
+    }
+
+    /**
+     * For users of the test-jar (dlock-cli's demo test, dlock-bench): the superuser's URI.
+     *
+     * @param database the database, {@code postgres} on a fresh server
+     * @return {@code postgresql://postgres:PASSWORD@127.0.0.1:PORT/DATABASE}
+     */
+    public String superuserUri(String database) {
+        return uri(SUPERUSER, SUPERUSER_PASSWORD, database);
     }
 
     String readLog() {

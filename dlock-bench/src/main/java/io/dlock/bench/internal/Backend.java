@@ -5,9 +5,12 @@ import io.dlock.bench.internal.peers.CuratorContender;
 import io.dlock.bench.internal.peers.JetcdLockContender;
 import io.dlock.bench.internal.peers.RawDynamoDbContender;
 import io.dlock.bench.internal.peers.RawEtcdContender;
+import io.dlock.bench.internal.peers.RawPostgresContender;
 import io.dlock.bench.internal.peers.RawRedisContender;
 import io.dlock.bench.internal.peers.RawZooKeeperContender;
 import io.dlock.bench.internal.peers.RedissonContender;
+import io.dlock.bench.internal.peers.ShedLockContender;
+import io.dlock.bench.internal.peers.SpringJdbcContender;
 import io.dlock.bench.internal.peers.SpringRedisContender;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -15,7 +18,7 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * The four backends of the side-by-side comparison: for each, the contenders in report order
+ * The five backends of the side-by-side comparison: for each, the contenders in report order
  * (dlock first, the raw floor last) and the targets dlock is held to.
  */
 public enum Backend {
@@ -51,6 +54,16 @@ public enum Backend {
             return List.of(new DlockContender("dlock", a -> "dynamodb://bench-dlock?region=us-east-1&endpoint=http://"
                     + hostPort(a) + "&createTable=true&accessKeyId=dlockbench&secretAccessKey=dlockbench"),
                     new AwsLockClientContender(), new RawDynamoDbContender());
+        }
+    },
+    /** PostgreSQL: Spring Integration's JdbcLockRegistry and ShedLock's JDBC provider. */
+    POSTGRES("PostgreSQL", "Spring JdbcLockRegistry", 0.7) {
+        @Override
+        public List<Contender> contenders(Duration lease) {
+            // the peers get a pool of 16 connections (PostgresPeers); dlock the same, for the 16-thread workload
+            return List.of(new DlockContender("dlock", a -> "postgresql://" + io.dlock.postgres.PostgresServer.SUPERUSER
+                    + ":" + io.dlock.postgres.PostgresServer.SUPERUSER_PASSWORD + "@" + hostPort(a) + "/postgres?poolSize=16"),
+                    new SpringJdbcContender(), new ShedLockContender(), new RawPostgresContender());
         }
     };
 
@@ -112,7 +125,7 @@ public enum Backend {
         try {
             return valueOf(name.trim().toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("backend must be one of redis, zookeeper, etcd, dynamodb; was '" + name + "'");
+            throw new IllegalArgumentException("backend must be one of redis, zookeeper, etcd, dynamodb, postgres; was '" + name + "'");
         }
     }
 

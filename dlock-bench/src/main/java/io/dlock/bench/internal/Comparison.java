@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
  * another, and writes the figures, the ratios and the targets into {@code docs/BENCHMARKS.md}
  * (between its result markers) and every fork's raw figures into a TSV file beside it.
  *
- * <p>Arguments: {@code [--forks N] [--backends redis,zookeeper,etcd,dynamodb] [--warmup DURATION]
+ * <p>Arguments: {@code [--forks N] [--backends redis,zookeeper,etcd,dynamodb,postgres] [--warmup DURATION]
  * [--measure DURATION] [--held N] [--out FILE]}; durations in ISO-8601 ({@code PT2S}).
  */
 public final class Comparison {

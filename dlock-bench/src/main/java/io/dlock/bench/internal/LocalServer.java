@@ -2,6 +2,7 @@ package io.dlock.bench.internal;
 
 import io.dlock.dynamodb.DynamoDbLocal;
 import io.dlock.etcd.EtcdCluster;
+import io.dlock.postgres.PostgresServer;
 import io.dlock.redis.RedisServer;
 import io.dlock.zookeeper.ZkProcess;
 import java.io.IOException;
@@ -57,6 +58,27 @@ public final class LocalServer implements AutoCloseable {
                 return new LocalServer(s.address(), "DynamoDB Local " + dynamoDbLocalVersion()
                         + " in its own JVM (C1 only, -Xmx256m), -sharedDb, its sqlite file in /dev/shm (tmpfs)", s);
             }
+            case POSTGRES: {
+                PostgresServer s = PostgresServer.start();
+                try {
+                    // the peers' tables: Spring Integration's (its schema-postgresql.sql), ShedLock's (its
+                    // documentation's), the floor's; dlock makes its own on first use
+                    s.sql("postgres",
+                            "CREATE TABLE INT_LOCK (LOCK_KEY CHAR(36) NOT NULL, REGION VARCHAR(100) NOT NULL,"
+                                    + " CLIENT_ID CHAR(36), CREATED_DATE TIMESTAMP NOT NULL,"
+                                    + " constraint INT_LOCK_PK primary key (LOCK_KEY, REGION))",
+                            "CREATE TABLE shedlock (name VARCHAR(64) NOT NULL, lock_until TIMESTAMP NOT NULL,"
+                                    + " locked_at TIMESTAMP NOT NULL, locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name))",
+                            "CREATE TABLE raw_locks (name text COLLATE \"C\" PRIMARY KEY, owner text NOT NULL,"
+                                    + " expires_at timestamptz NOT NULL)");
+                } catch (RuntimeException e) {
+                    s.close();
+                    throw e;
+                }
+                return new LocalServer(s.address(), "PostgreSQL " + version(PostgresServer.binary("postgres"), "--version")
+                        + " (initdb defaults, fsync off, synchronous_commit on), its data directory in "
+                        + System.getProperty("java.io.tmpdir") + " (" + fsType(System.getProperty("java.io.tmpdir")) + ")", s);
+            }
             default:
                 throw new IllegalArgumentException("backend " + backend);
         }
@@ -91,7 +113,7 @@ public final class LocalServer implements AutoCloseable {
             Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             p.waitFor(10, TimeUnit.SECONDS);
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("v?=?(\\d+\\.\\d+\\.\\d+)").matcher(out);
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("v?=?(\\d+\\.\\d+(?:\\.\\d+)?)").matcher(out);
             return m.find() ? m.group(1) : "(version unknown)";
         } catch (IOException e) {
             return "(version unknown)";

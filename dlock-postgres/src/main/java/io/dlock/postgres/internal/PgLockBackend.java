@@ -14,6 +14,8 @@ import io.dlock.spi.LockBackend;
 import io.dlock.spi.ReleaseOutcome;
 import io.dlock.spi.RenewOutcome;
 import io.dlock.spi.support.LeaseTimes;
+import io.dlock.spi.support.RetryingCleaner;
+import io.dlock.spi.support.RetryingCleaner.Outcome;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.sql.Array;
@@ -54,6 +56,9 @@ public final class PgLockBackend implements LockBackend<Void> {
     private static final Set<Capability> CAPABILITIES = Collections.unmodifiableSet(
             EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY));
 
+    /** SQLSTATE lock_not_available: a {@code lock_timeout} passed. */
+    static final String LOCK_NOT_AVAILABLE = "55P03";
+
     /** The most grants one renewal statement carries; longer lists take several. */
     static final int RENEW_BATCH = 1000;
 
@@ -68,6 +73,14 @@ public final class PgLockBackend implements LockBackend<Void> {
      * least every retry cap, and each try may take an operation timeout to arrive.
      */
     private final long ticketMillis;
+    /**
+     * The acquire statement's {@code lock_timeout}: how long it waits for a row that a
+     * transaction-scoped holder has locked before it answers busy (a quarter of the operation
+     * timeout, so well before the deadline; a lease-mode statement holds a row for microseconds).
+     */
+    private final String lockWait;
+    /** Retries, in the background, clean-ups whose first try failed: an undo, a release. */
+    private final RetryingCleaner cleaner;
     private final ReentrantLock setupLock = new ReentrantLock();
     private volatile boolean ready;
 
@@ -76,8 +89,10 @@ public final class PgLockBackend implements LockBackend<Void> {
         this.sql = new PgSql(settings.schema);
         this.timeout = context.operationTimeout();
         this.abandonBudget = LeaseTimes.abandonBudget(timeout, Duration.ofMillis(50));
+        this.lockWait = Math.max(1, LeaseTimes.ceilMillis(timeout) / 4) + "ms";
         this.ticketMillis = LeaseTimes.ceilMillis(context.config().retryCap().multipliedBy(2).plus(timeout));
         this.connections = new PgConnections(opener, own, settings.poolSize, settings, context.threadFactory());
+        this.cleaner = RetryingCleaner.start("PostgreSQL", context.threadFactory(), RetryingCleaner.Settings.defaults());
         this.notifications = new PgNotifications(connections, settings.schema, timeout, context.threadFactory());
     }
 
@@ -320,10 +335,21 @@ public final class PgLockBackend implements LockBackend<Void> {
                             }
                         }
                         case 6 -> ps.setLong(i + 1, ticketMillis);
+                        case 7 -> ps.setString(i + 1, lockWait);
                         default -> throw new IllegalStateException("parameter $" + params[i]);
                     }
                 }
-                try (ResultSet rs = ps.executeQuery()) {
+                ResultSet answer;
+                try {
+                    answer = ps.executeQuery();
+                } catch (SQLException e) {
+                    if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                        // the row is locked by a transaction-scoped holder (PostgresTransactionLocks)
+                        return new Tried(AttemptResult.busy(), -1, false);
+                    }
+                    throw e;
+                }
+                try (ResultSet rs = answer) {
                     if (!rs.next()) {
                         // taken by a grant committed after this statement's snapshot
                         return new Tried(AttemptResult.busy(), -1, false);
@@ -351,10 +377,18 @@ public final class PgLockBackend implements LockBackend<Void> {
     /**
      * Undoes what an attempt may have left: the row if this attempt's owner holds it (a grant whose
      * answer was lost; its lease is ended instead when someone waits next in line), and its place
-     * next in line. One try within a quarter of the operation timeout; if that fails too, the row's
-     * lease and the place's life end them. Never throws.
+     * next in line. One try within a quarter of the operation timeout; if that fails, it is
+     * retried in the background (the support kit's {@link RetryingCleaner}) until the lease has
+     * ended, after which the row's lease and the place's life end them anyway. Never throws.
      */
     void abandon(AcquireRequest request) {
+        if (!tryAbandon(request)) {
+            cleaner.submit(request, () -> tryAbandon(request) ? Outcome.DONE : Outcome.RETRY, request.leaseTime());
+        }
+    }
+
+    /** @return true if the owner-checked undo was answered, false if the call failed */
+    private boolean tryAbandon(AcquireRequest request) {
         String name = request.name();
         try {
             connections.call("clean-up after a failed acquire of lock '" + name + "'", name,
@@ -365,11 +399,13 @@ public final class PgLockBackend implements LockBackend<Void> {
                         }
                         return null;
                     });
+            return true;
         } catch (LockBackendException e) {
-            LOG.debug("dlock: could not undo a possible grant of lock '{}'; it ends by its lease", name, e);
+            LOG.debug("dlock: could not undo a possible grant of lock '{}' (retried in the background)", name, e);
         } catch (RuntimeException e) {
-            LOG.debug("dlock: undoing a possible grant of lock '{}' failed; it ends by its lease", name, e);
+            LOG.debug("dlock: undoing a possible grant of lock '{}' failed (retried in the background)", name, e);
         }
+        return false;
     }
 
     /**
@@ -438,14 +474,31 @@ public final class PgLockBackend implements LockBackend<Void> {
      * the same transaction.
      *
      * @param grant the grant
+     * A release that gets no answer is retried in the background until the lease has ended
+     * (owner- and token-checked, so safe to repeat).
+     *
      * @return released, or not held (also when the row was there but its lease had ended: it stays
      *     until a grant takes it over)
      * @throws LockBackendException if the outcome is unknown
      */
     @Override
     public ReleaseOutcome release(Grant<Void> grant) {
+        try {
+            return releaseOnce(grant, timeout);
+        } catch (LockBackendException e) {
+            if (e.retryable()) {
+                cleaner.submit(grant, () -> {
+                    releaseOnce(grant, abandonBudget);
+                    return Outcome.DONE;
+                }, grant.leaseTime());
+            }
+            throw e;
+        }
+    }
+
+    private ReleaseOutcome releaseOnce(Grant<Void> grant, Duration budget) {
         String name = grant.name();
-        long deadline = PgConnections.deadline(timeout);
+        long deadline = PgConnections.deadline(budget);
         ensureReady(name, deadline);
         return connections.call("release of lock '" + name + "'", name, deadline, c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.release.sql())) {
@@ -500,6 +553,7 @@ public final class PgLockBackend implements LockBackend<Void> {
     @Override
     public void close() {
         try {
+            cleaner.close();
             notifications.close();
         } finally {
             connections.close();

@@ -113,6 +113,21 @@ final class PgSettings {
                 r.integer("poolSize", DEFAULT_POOL_SIZE, 1, MAX_POOL_SIZE));
     }
 
+    /**
+     * The settings of a transaction-scoped locker: the caller's connection, and a schema.
+     *
+     * @param schema the schema of dlock's table
+     * @return the settings
+     * @throws IllegalArgumentException naming {@code schema} if it is not a lower-case identifier
+     */
+    static PgSettings forConnection(String schema) {
+        if (schema == null || !IDENTIFIER.matcher(schema).matches()) {
+            throw new IllegalArgumentException("schema must be a lower-case PostgreSQL identifier (a letter or '_', "
+                    + "then letters, digits or '_', at most 63), was " + (schema == null ? "null" : "'" + schema + "'"));
+        }
+        return forDataSource(BackendUri.parse("postgresql://?schema=" + schema));
+    }
+
     private static String schema(UriReader r) {
         String schema = r.text("schema", DEFAULT_SCHEMA);
         if (!IDENTIFIER.matcher(schema).matches()) {

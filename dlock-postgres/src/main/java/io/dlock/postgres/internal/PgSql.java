@@ -26,6 +26,7 @@ final class PgSql {
     final Jdbc abandon;
     final Jdbc renew;
     final Jdbc holder;
+    final Jdbc transactionAcquire;
 
     PgSql(String schema) {
         this.schema = schema;
@@ -61,15 +62,21 @@ final class PgSql {
         String grant = "(l.owner = excluded.owner OR (l.expires_at <= now() AND " + myTurn + "))";
         // $1 name, $2 owner, $3 lease in ms, $4 whether to take the ticket (a waiting attempt's tries
         // after its first), $5 the attempt's waiting-since (server microseconds, or null), $6 the
-        // ticket's life in ms. One statement: a grant with a fresh token; or the ticket taken or kept;
+        // ticket's life in ms, $7 the lock_timeout for this statement (a row locked by a transaction-scoped
+        // holder answers busy when it passes, SQLSTATE 55P03, instead of waiting for the transaction's
+        // end; set in the VALUES list, which is evaluated before the insert meets a locked row, and local
+        // to the statement's own transaction). A takeover draws its token in the SET list, after the row
+        // is locked and found free, so it is above the token of every holder before it, a
+        // transaction-scoped one that committed while this statement waited included. One statement: a grant with a fresh token; or the ticket taken or kept;
         // or nothing changed. Each answers the holder's remaining lease and the server's time, the last
         // from the snapshot taken before the insert.
         this.acquire = jdbc("WITH attempt AS (\n"
                 + "  INSERT INTO " + table + " AS l (name, owner, token, expires_at, acquired_at)\n"
-                + "  VALUES ($1, $2, nextval('" + sequence + "'), now() + $3 * interval '1 millisecond', now())\n"
+                + "  VALUES ($1, $2, nextval('" + sequence + "'), now() + $3 * interval '1 millisecond',\n"
+                + "    CASE WHEN set_config('lock_timeout', $7, true) IS NULL THEN NULL ELSE now() END)\n"
                 + "  ON CONFLICT (name) DO UPDATE SET\n"
                 + "    owner = CASE WHEN " + grant + " THEN excluded.owner ELSE l.owner END,\n"
-                + "    token = CASE WHEN " + grant + " THEN excluded.token ELSE l.token END,\n"
+                + "    token = CASE WHEN " + grant + " THEN nextval('" + sequence + "') ELSE l.token END,\n"
                 + "    expires_at = CASE WHEN " + grant + " THEN excluded.expires_at ELSE l.expires_at END,\n"
                 + "    acquired_at = CASE WHEN " + grant + " THEN excluded.acquired_at ELSE l.acquired_at END,\n"
                 + "    waiter = CASE WHEN " + grant + " THEN NULL ELSE excluded.owner END,\n"
@@ -82,39 +89,68 @@ final class PgSql {
                 + "UNION ALL\n"
                 + "SELECT false, NULL::bigint, " + String.format(remaining, "h") + ", false, " + nowMicros + "\n"
                 + "FROM " + table + " h WHERE h.name = $1 AND NOT EXISTS (SELECT 1 FROM attempt)");
-        // $1 name, $2 owner, $3 token: owner-checked; the row goes unless someone holds a live ticket,
-        // whose place it keeps (the lease is ended instead); the notice in the same transaction
-        String free = "expires_at = now()";
+        // $1 name, $2 owner, $3 token: owner-checked; the row goes, and if someone holds a live ticket it
+        // is put back at once with the lease ended, keeping the place next in line; the notice in the
+        // same transaction. One DELETE decides, on the row's latest version: two sub-statements (a
+        // DELETE if no live ticket, an UPDATE if one) could both miss when a waiter takes the ticket
+        // while the release waits for the row, since the one whose condition was false on the
+        // statement's snapshot never looks again; the release then answered "not held" and left the
+        // lock held by nobody for a whole lease (seen in dlock-bench's hand-off workload).
+        // The lease is ended at a fixed time in the past, not now(): a statement that started earlier
+        // (a renewal that waited for this row while the release ran, re-checking it against its own
+        // now()) must not see the ended lease as live and extend it.
+        String ended = "'epoch'::timestamptz";
         String ticketLive = "waiter IS NOT NULL AND waiter_until > now()";
+        String putBack = "INSERT INTO " + table + " (name, owner, token, expires_at, acquired_at, waiter, waiter_since,"
+                + " waiter_until)\n"
+                + "  SELECT name, owner, token, " + ended + ", acquired_at, waiter, waiter_since, waiter_until FROM %s"
+                + " WHERE " + ticketLive + "\n";
         this.release = jdbc("WITH released AS (\n"
                 + "  DELETE FROM " + table + " WHERE name = $1 AND owner = $2 AND token = $3 AND expires_at > now()\n"
-                + "    AND NOT (" + ticketLive + ") RETURNING name\n"
+                + "  RETURNING *\n"
                 + "), handed AS (\n"
-                + "  UPDATE " + table + " SET " + free + " WHERE name = $1 AND owner = $2 AND token = $3\n"
-                + "    AND expires_at > now() AND " + ticketLive + " RETURNING name\n"
+                + "  " + String.format(putBack, "released")
                 + ")\n"
-                + "SELECT pg_notify('" + CHANNEL + "', " + notifyPrefix + "name)\n"
-                + "FROM (SELECT name FROM released UNION ALL SELECT name FROM handed) AS done");
-        // $1 name, $2 owner: undo a grant whose answer was lost, and leave the line
+                + "SELECT pg_notify('" + CHANNEL + "', " + notifyPrefix + "name) FROM released");
+        // $1 name, $2 owner: undo a grant whose answer was lost (the row goes, or is put back with the
+        // lease ended if someone holds the place next in line, as for a release), and leave the line
         this.abandon = jdbc("WITH gone AS (\n"
-                + "  DELETE FROM " + table + " WHERE name = $1 AND owner = $2 AND NOT (" + ticketLive + ")"
-                + " RETURNING name\n"
+                + "  DELETE FROM " + table + " WHERE name = $1 AND owner = $2 RETURNING *\n"
                 + "), freed AS (\n"
-                + "  UPDATE " + table + " SET " + free + " WHERE name = $1 AND owner = $2 AND " + ticketLive
-                + " RETURNING name\n"
+                + "  " + String.format(putBack, "gone")
                 + "), unqueued AS (\n"
                 + "  UPDATE " + table + " SET waiter = NULL, waiter_since = NULL, waiter_until = NULL\n"
                 + "  WHERE name = $1 AND waiter = $2 RETURNING name\n"
                 + ")\n"
                 + "SELECT pg_notify('" + CHANNEL + "', " + notifyPrefix + "name)\n"
-                + "FROM (SELECT name FROM gone UNION ALL SELECT name FROM freed UNION ALL SELECT name FROM unqueued)"
-                + " AS done");
+                + "FROM (SELECT name FROM gone UNION ALL SELECT name FROM unqueued) AS done");
         // $1 names, $2 owners, $3 tokens, $4 leases in ms: every grant still held (not expired) by
         // its owner and token gets a new expiry; answers the owners renewed
         this.renew = jdbc("UPDATE " + table + " AS l SET expires_at = now() + r.ms * interval '1 millisecond'\n"
                 + "FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS r(name, owner, token, ms)\n"
                 + "WHERE l.name = r.name AND l.owner = r.owner AND l.token = r.token AND l.expires_at > now()\n"
                 + "RETURNING l.owner");
+        // The transaction-scoped mode ($1 name, $2 owner), run in the caller's transaction: the row is
+        // taken (inserted or updated, so locked until the transaction ends) only if its lease ended and
+        // nobody holds a live place next in line; its lease is set to end at once (expires_at = the
+        // statement's start), so once the transaction commits the lock is free, and the row lock is
+        // what holds it until then. statement_timestamp() rather than now(): the caller's
+        // transaction may have started long before. The token is drawn in the SET list, after the row
+        // is locked and found free. Busy answers the holder's remaining lease, if a lease holds it.
+        String at = "statement_timestamp()";
+        this.transactionAcquire = jdbc("WITH attempt AS (\n"
+                + "  INSERT INTO " + table + " AS l (name, owner, token, expires_at, acquired_at)\n"
+                + "  VALUES ($1, $2, nextval('" + sequence + "'), " + at + ", " + at + ")\n"
+                + "  ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, token = nextval('" + sequence + "'),\n"
+                + "    expires_at = " + at + ", acquired_at = " + at + ", waiter = NULL, waiter_since = NULL,"
+                + " waiter_until = NULL\n"
+                + "  WHERE l.expires_at <= " + at + " AND NOT (l.waiter IS NOT NULL AND l.waiter_until > " + at + ")\n"
+                + "  RETURNING l.token\n"
+                + ")\n"
+                + "SELECT token, NULL::bigint FROM attempt\n"
+                + "UNION ALL\n"
+                + "SELECT NULL::bigint, greatest(0, ceil(extract(epoch FROM h.expires_at - " + at + ") * 1000))::bigint\n"
+                + "FROM " + table + " h WHERE h.name = $1 AND NOT EXISTS (SELECT 1 FROM attempt)");
         this.holder = jdbc("SELECT owner, token, " + String.format(remaining, "l") + "\n"
                 + "FROM " + table + " l WHERE name = $1 AND expires_at > now()");
     }
