@@ -134,6 +134,9 @@ public final class FakeBackend implements LockBackend<String> {
     public final List<AcquireRequest> requests = Collections.synchronizedList(new ArrayList<>());
     public final List<List<String>> renewCalls = Collections.synchronizedList(new ArrayList<>());
     public final List<Long> renewCallTimes = Collections.synchronizedList(new ArrayList<>());
+    /** The threads renewals and tries ran on, by name. */
+    public final List<String> renewThreads = Collections.synchronizedList(new ArrayList<>());
+    public final List<String> tryOnceThreads = Collections.synchronizedList(new ArrayList<>());
     public final List<Duration> turnWaits = Collections.synchronizedList(new ArrayList<>());
     public final List<Long> grantedTokens = Collections.synchronizedList(new ArrayList<>());
     private final ConcurrentHashMap<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
@@ -358,6 +361,7 @@ public final class FakeBackend implements LockBackend<String> {
             enter(name);
             try {
                 tryOnceCalls.incrementAndGet();
+                tryOnceThreads.add(Thread.currentThread().getName());
                 CountDownLatch gate = tryOnceGate;
                 if (gate != null) {
                     tryOnceEntered.countDown();
@@ -445,6 +449,7 @@ public final class FakeBackend implements LockBackend<String> {
         }
         renewCalls.add(names);
         renewCallTimes.add(now());
+        renewThreads.add(Thread.currentThread().getName());
         CountDownLatch gate = renewGate;
         if (gate != null) {
             renewEntered.countDown();
