@@ -48,7 +48,7 @@ class TckSelfTest {
     private static final String NEMESIS = "PT6S";
     private static final int PARALLEL = Integer.getInteger("dlock.tck.selftest.parallel", 4);
     /** The rules that count every thread of the JVM: each broken provider runs them alone. */
-    private static final List<String> ALONE = List.of("L7", "L10");
+    private static final List<String> ALONE = List.of("L7", "L10", "L11");
 
     private ExecutorService pool;
     private final Map<String, Future<Map<Rule, TestExecutionResult.Status>>> runs = new ConcurrentHashMap<>();
@@ -59,7 +59,7 @@ class TckSelfTest {
         pool = Executors.newFixedThreadPool(PARALLEL);
         List<Future<Map<Rule, TestExecutionResult.Status>>> parallel = new ArrayList<>();
         for (BrokenProviders.Mutant m : BrokenProviders.all()) {
-            // L7 and L10 count every thread of the JVM, so they run alone, after the parallel runs
+            // L7, L10 and L11 count every thread of the JVM, so they run alone, after the parallel runs
             parallel.add(pool.submit(() -> run(m.scheme(), "-" + String.join(",-", ALONE))));
         }
         ExecutorService alone = Executors.newSingleThreadExecutor();
