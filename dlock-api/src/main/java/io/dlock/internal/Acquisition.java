@@ -86,6 +86,8 @@ final class Acquisition<S> {
 
     private final ReentrantLock lock = new ReentrantLock();
     private Phase phase = Phase.QUEUED; // guarded by lock
+    /** Whether a step runs now (TRYING and started), rather than waits in the executor to start. */
+    private boolean stepRunning; // guarded by lock
     private Stop stop; // guarded by lock
     private long waitId; // guarded by lock
     private Scheduler.Task timer; // guarded by lock
@@ -100,6 +102,8 @@ final class Acquisition<S> {
     private Optional<Lease> value = Optional.empty();
     private Throwable failure;
     private volatile boolean finished;
+    /** Claimed by the one call of {@link #finish} that reports and delivers. */
+    private final java.util.concurrent.atomic.AtomicBoolean ending = new java.util.concurrent.atomic.AtomicBoolean();
 
     private Acquisition(DefaultLockClient client, BackendHandle<S> backend, String name, LockOptions options,
                         boolean blocking, boolean forever, long waitNanos) {
@@ -297,9 +301,11 @@ final class Acquisition<S> {
             if (stop == null) {
                 stop = reason;
             }
-            if (was == Phase.TRYING) {
+            if (was == Phase.TRYING && stepRunning) {
                 return; // the step ends it after the try
             }
+            // waiting: in the local queue, for its turn, or for its next step to start (which then
+            // finds it ended: a step the executor drops at close is not needed)
             phase = Phase.DONE;
             waitId++;
             cancelTimer();
@@ -319,19 +325,23 @@ final class Acquisition<S> {
             }
             return;
         }
-        // WAITING: the attempt may hold a place on the server, and the acquisition holds the slot
+        // waiting with the slot: the attempt (if one was made) may hold a place on the server
         if (reason == Stop.CLOSED) {
             // close() sends the abandon with its releases, under its deadline
-            client.abandonAtClose(attempt);
-            client.attemptEnded(request.ownerId());
-            attempt = null;
+            if (attempt != null) {
+                client.abandonAtClose(attempt);
+                client.attemptEnded(request.ownerId());
+                attempt = null;
+            }
             releaseSlot();
             end(reason);
         } else {
             executor.execute(() -> {
-                DefaultLockClient.abandon(attempt);
-                client.attemptEnded(request.ownerId());
-                attempt = null;
+                if (attempt != null) {
+                    DefaultLockClient.abandon(attempt);
+                    client.attemptEnded(request.ownerId());
+                    attempt = null;
+                }
                 releaseSlot();
                 end(reason);
             });
@@ -342,7 +352,20 @@ final class Acquisition<S> {
 
     /** Tries until a grant, a wait, or an end. Runs with the phase TRYING, which it owns. */
     private void step() {
-        Stop s = currentStop();
+        Stop s;
+        lock.lock();
+        try {
+            if (phase != Phase.TRYING) {
+                return; // ended while this step waited to start
+            }
+            stepRunning = true;
+            s = stop;
+        } finally {
+            lock.unlock();
+        }
+        if (s == null && client.isClosed()) {
+            s = Stop.CLOSED; // closing: close() ends this one too; nothing more goes to the server
+        }
         if (s != null) {
             stopAfterTry(s);
             return;
@@ -394,6 +417,7 @@ final class Acquisition<S> {
                     s = stop;
                     if (s == null) {
                         phase = Phase.WAITING;
+                        stepRunning = false;
                         id = ++waitId;
                         long thisWait = id;
                         timer = client.scheduler().schedule(() -> resume(thisWait), pause);
@@ -579,8 +603,16 @@ final class Acquisition<S> {
         return new IllegalStateException("the lock client was closed while waiting for lock '" + name + "'");
     }
 
-    /** Reports the outcome and hands the result to the caller; the last thing an acquisition does. */
+    /**
+     * Reports the outcome and hands the result to the caller; the last thing an acquisition does.
+     * Only the first call does so ({@link #abortAtClose()} may have ended it meanwhile); a lease
+     * that comes too late is released.
+     */
     private void finish(AcquireOutcome outcome, Optional<Lease> lease, Throwable t) {
+        if (!ending.compareAndSet(false, true)) {
+            lease.ifPresent(l -> DefaultDistributedLock.withoutInterrupt(l::release));
+            return;
+        }
         client.acquisitionEnded(this);
         client.listener().acquireFinished(name, outcome, Duration.ofNanos(client.ticker().nanoTime() - start));
         value = lease;
@@ -594,6 +626,23 @@ final class Acquisition<S> {
         if (!delivered && lease.isPresent()) {
             // cancelled meanwhile: strand nothing
             DefaultDistributedLock.withoutInterrupt(lease.get()::release);
+        }
+    }
+
+    /**
+     * For close(), after the client's executors stopped: an asynchronous acquisition that has not
+     * ended yet (its next step was dropped with the executor's queue) ends now, so its future
+     * never hangs. A blocking one ends on its caller's thread, which runs what is handed to it.
+     */
+    void abortAtClose() {
+        if (!blocking && !finished) {
+            lock.lock();
+            try {
+                phase = Phase.DONE;
+            } finally {
+                lock.unlock();
+            }
+            finish(AcquireOutcome.FAILED, Optional.empty(), closedWhileWaiting());
         }
     }
 

@@ -288,6 +288,10 @@ public final class DefaultLockClient implements LockClient {
         }
         sendReleases(releases, abandons, deadline);
         shutdownExecutors();
+        // an asynchronous acquisition whose step the worker's shutdown dropped ends here
+        for (Acquisition<?> a : new ArrayList<>(acquisitions)) {
+            a.abortAtClose();
+        }
         try {
             backend.backend().close();
         } catch (RuntimeException e) {

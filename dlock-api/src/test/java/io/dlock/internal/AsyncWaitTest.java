@@ -271,6 +271,38 @@ class AsyncWaitTest {
         assertTrue(lock.tryAcquire().isPresent(), "the slot was lost");
     }
 
+    /**
+     * An asynchronous acquisition whose next step is handed to the worker but has not started
+     * (every worker thread is busy) ends when the client closes: close() does not count on that
+     * step, which stopping the worker would drop.
+     */
+    @Test
+    void closeEndsAnAsyncAcquireWhoseStepHasNotStarted() throws Exception {
+        ExecutorService worker = Executors.newSingleThreadExecutor();
+        CountDownLatch busy = new CountDownLatch(1);
+        try (Fixture f = new Fixture(java.util.function.UnaryOperator.identity(), worker)) {
+            worker.execute(() -> {
+                try {
+                    busy.await(30, TimeUnit.SECONDS); // the worker's only thread is taken
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            CompletableFuture<Optional<Lease>> pending = f.client.lock("a", OPTIONS).acquireAsync(Duration.ofHours(1));
+            f.client.close();
+            java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> pending.get(5, TimeUnit.SECONDS), "the future waited for a step the worker had not started");
+            assertTrue(e.getCause() instanceof IllegalStateException, String.valueOf(e.getCause()));
+            assertEquals(AcquireOutcome.FAILED, f.listener.lastOutcome());
+            assertEquals(0, f.backend.tryOnceCalls.get(), "nothing was sent after close");
+            busy.countDown();
+            waitFor("the dropped step ran and did nothing", () -> f.client.acquisitionCount() == 0);
+            assertEquals(0, f.backend.tryOnceCalls.get());
+        } finally {
+            busy.countDown();
+        }
+    }
+
     @Test
     void closeEndsPendingAsyncAcquiresWithoutWaitingForThem() throws Exception {
         DefaultLockClient core = open();
