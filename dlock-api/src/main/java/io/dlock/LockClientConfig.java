@@ -277,10 +277,11 @@ public final class LockClientConfig {
          * listeners; see {@link LockClientConfig}).
          *
          * <p><b>What runs there:</b> renewal passes; the tries of {@link DistributedLock#acquireAsync
-         * asynchronous} acquisitions, and their clean-up, so their futures complete there (and so
-         * do dependent stages that name no executor of their own); best-effort releases of lost
-         * leases; the releases {@link LockClient#close()} sends; and {@link Lease#onLost}
-         * listeners. Blocking acquisitions never use it: they run on their caller's thread.
+         * asynchronous} acquisitions, and their clean-up, so their futures are completed there
+         * (dependent stages that name no executor of their own run there, or on a thread that
+         * waits for the future); best-effort releases of lost leases; the releases
+         * {@link LockClient#close()} sends; and {@link Lease#onLost} listeners. Blocking
+         * acquisitions never use it: they run on their caller's thread.
          *
          * <p><b>Concurrency:</b> the client submits at most 2 renewal passes, 4 releases, 10 tries
          * and 2 listener tasks at once (16 releases while it closes), each of which may block up to

@@ -88,8 +88,9 @@ class UserExecutorTest {
             CompletableFuture<Void> seen = f.thenAccept(l -> completedOn.set(Thread.currentThread().getName()));
             waitFor("waiting for its turn", () -> backend.turnCalls.get() > 0);
             backend.releaseOther("a");
-            Lease a = f.get(10, TimeUnit.SECONDS).orElseThrow();
+            // the dependent first: a thread blocked in f.get() may help run f's dependents itself
             seen.get(10, TimeUnit.SECONDS);
+            Lease a = f.get(10, TimeUnit.SECONDS).orElseThrow();
             List<String> asyncTries = new ArrayList<>(backend.tryOnceThreads.subList(from, backend.tryOnceThreads.size()));
             assertTrue(asyncTries.stream().allMatch(t -> t.startsWith("app-exec-")), "async tries ran on " + asyncTries);
             assertTrue(completedOn.get().startsWith("app-exec-"), "completed on " + completedOn);
