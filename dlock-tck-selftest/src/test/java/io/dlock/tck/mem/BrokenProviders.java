@@ -433,7 +433,7 @@ public final class BrokenProviders implements LockProvider {
                     }
                 });
         add("release-not-sent", "release answers true without sending anything: the lock ends by expiry",
-                rules(Rule.L1, Rule.L2, Rule.L7, Rule.L8, Rule.V2, Rule.B2, Rule.B3), rules(Rule.E3, Rule.E4),
+                rules(Rule.L1, Rule.L2, Rule.L7, Rule.L8, Rule.L11, Rule.V2, Rule.B2, Rule.B3), rules(Rule.E3, Rule.E4),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public ReleaseOutcome release(Grant<Void> lock) {
@@ -571,7 +571,7 @@ public final class BrokenProviders implements LockProvider {
                     }
                 });
         add("early-takeover", "a waiter takes over a lock whose holder it has seen unchanged for half a lease, "
-                + "counting from its own first sighting as if that were the holder's last renewal", rules(Rule.S7, Rule.L2), rules(Rule.S10, Rule.N1, Rule.E2),
+                + "counting from its own first sighting as if that were the holder's last renewal", rules(Rule.S7, Rule.L2), rules(Rule.S10, Rule.L11, Rule.N1, Rule.E2),
                 c -> {
                     Map<String, long[]> seen = new ConcurrentHashMap<>(); // name -> {token, first sighting, lease end}
                     return granting(c, Set.of(), (server, r, lease) -> {
@@ -667,38 +667,64 @@ public final class BrokenProviders implements LockProvider {
                     @Override
                     public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                         return new CustomGrant(this, request) {
-                            private volatile long pending;
-                            private volatile long pendingSince;
+                            private long pending; // guarded by this
+                            private long pendingSince; // guarded by this
+                            private boolean gone; // guarded by this: abandoned, or granted
 
                             @Override
                             long grant(MemServer server, long leaseNanos) {
-                                if (pending > 0) {
-                                    long held = System.nanoTime() - pendingSince;
-                                    long hold = TimeUnit.MILLISECONDS.toNanos(150);
-                                    if (held < hold) {
-                                        return -(hold - held); // busy: the grant is collected after the rest of the wait
+                                synchronized (this) {
+                                    if (pending > 0) {
+                                        long held = System.nanoTime() - pendingSince;
+                                        long hold = TimeUnit.MILLISECONDS.toNanos(150);
+                                        if (held < hold) {
+                                            return -(hold - held); // busy: the grant is collected after the rest of the wait
+                                        }
+                                        long t = pending;
+                                        pending = 0;
+                                        gone = true;
+                                        return t;
                                     }
-                                    long t = pending;
-                                    pending = 0;
-                                    return t;
                                 }
-                                return server.tryAcquire(request.name(), request.ownerId(), leaseNanos);
+                                long t = server.tryAcquire(request.name(), request.ownerId(), leaseNanos);
+                                if (t > 0) {
+                                    synchronized (this) {
+                                        gone = true;
+                                    }
+                                }
+                                return t;
                             }
 
                             @Override
                             public CompletionStage<Void> turn(Duration maxWait) {
                                 CompletionStage<Void> released = super.turn(maxWait);
                                 released.whenComplete((v, e) -> {
-                                    if (pending == 0 && !real.link.isFrozen()) {
-                                        long t = server().tryAcquire(request.name(), request.ownerId(),
-                                                request.leaseTime().toNanos());
-                                        if (t > 0) {
-                                            pendingSince = System.nanoTime();
-                                            pending = t; // granted now, on the notification; reported later
+                                    synchronized (this) {
+                                        if (!gone && pending == 0 && !real.link.isFrozen()) {
+                                            long t = server().tryAcquire(request.name(), request.ownerId(),
+                                                    request.leaseTime().toNanos());
+                                            if (t > 0) {
+                                                pendingSince = System.nanoTime();
+                                                pending = t; // granted now, on the notification; reported later
+                                            }
                                         }
                                     }
                                 });
                                 return new CompletableFuture<>(); // the next try comes on the core's timer
+                            }
+
+                            @Override
+                            public void abandon() {
+                                long t;
+                                synchronized (this) {
+                                    gone = true;
+                                    t = pending;
+                                    pending = 0;
+                                }
+                                if (t > 0) {
+                                    server().release(request.name(), request.ownerId(), t); // not this mutant's bug
+                                }
+                                super.abandon();
                             }
                         };
                     }
@@ -717,7 +743,7 @@ public final class BrokenProviders implements LockProvider {
                         };
                     }
                 });
-        add("abandon-unconditional", "abandon() deletes the lock whoever holds it", rules(Rule.S3, Rule.S4, Rule.S5, Rule.V2, Rule.B2, Rule.B3), rules(Rule.S7, Rule.S10, Rule.L3, Rule.L4, Rule.N1),
+        add("abandon-unconditional", "abandon() deletes the lock whoever holds it", rules(Rule.S3, Rule.S4, Rule.S5, Rule.V2, Rule.B2, Rule.B3), rules(Rule.S7, Rule.S10, Rule.L3, Rule.L4, Rule.L11, Rule.N1),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
