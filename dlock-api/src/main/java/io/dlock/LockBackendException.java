@@ -19,7 +19,8 @@ public class LockBackendException extends LockException {
     /**
      * Creates an exception.
      *
-     * @param message what failed; never contains credentials
+     * @param message what failed; never contains credentials ({@code null} is accepted, as by
+     *     {@link RuntimeException}, so that building the exception never fails)
      * @param lockName the lock concerned, or {@code null} if none
      * @param cause the client library's exception, or {@code null}
      */

@@ -206,12 +206,12 @@ public final class LockClientConfig {
         /**
          * Sets the options of locks obtained without explicit options.
          *
-         * @param options the options
+         * @param defaultLockOptions the options
          * @return this builder
-         * @throws IllegalArgumentException if {@code options} is null
+         * @throws IllegalArgumentException if {@code defaultLockOptions} is null
          */
-        public Builder defaultLockOptions(LockOptions options) {
-            this.defaultLockOptions = Checks.notNull("defaultLockOptions", options);
+        public Builder defaultLockOptions(LockOptions defaultLockOptions) {
+            this.defaultLockOptions = Checks.notNull("defaultLockOptions", defaultLockOptions);
             return this;
         }
 

@@ -38,7 +38,8 @@ public final class LockConfigurationException extends LockBackendException {
      * Creates an exception.
      *
      * @param kind what is wrong with the configuration
-     * @param message what failed and what to check; never contains credentials
+     * @param message what failed and what to check; never contains credentials ({@code null} is accepted, as by
+     *     {@link RuntimeException}, so that building the exception never fails)
      * @param lockName the lock concerned, or {@code null} if none
      * @param cause the client library's exception, or {@code null}
      * @throws IllegalArgumentException if {@code kind} is null

@@ -17,7 +17,8 @@ public class LockException extends RuntimeException {
     /**
      * Creates an exception.
      *
-     * @param message what happened; never contains credentials
+     * @param message what happened; never contains credentials ({@code null} is accepted, as by
+     *     {@link RuntimeException}, so that building the exception never fails)
      * @param lockName the lock concerned, or {@code null} if none
      * @param cause the underlying failure, or {@code null}
      */

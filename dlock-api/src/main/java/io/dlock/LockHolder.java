@@ -1,7 +1,7 @@
 package io.dlock;
 
+import io.dlock.spi.support.Arguments;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -24,8 +24,8 @@ public final class LockHolder {
      * @param remaining the server-side remaining lease time, or {@code null} if unknown
      */
     public LockHolder(String lockName, String ownerId, long fencingToken, Duration remaining) {
-        this.lockName = Objects.requireNonNull(lockName, "lockName");
-        this.ownerId = Objects.requireNonNull(ownerId, "ownerId");
+        this.lockName = Arguments.notNull("lockName", lockName);
+        this.ownerId = Arguments.notNull("ownerId", ownerId);
         this.fencingToken = fencingToken;
         this.remaining = remaining;
     }

@@ -1,5 +1,6 @@
 package io.dlock;
 
+import io.dlock.spi.support.Arguments;
 /**
  * A lease ended for a reason other than its release: it expired on the holder's clock, the
  * backend said someone else owns the lock, or the backend session ended. Thrown by
@@ -22,8 +23,8 @@ public class LockLostException extends LockException {
      * @param reason why the lease ended
      */
     public LockLostException(String lockName, long fencingToken, LostReason reason) {
-        super("lease on lock '" + lockName + "' (token " + fencingToken + ") lost: " + reason,
-                lockName, null);
+        super("lease on lock '" + Arguments.notNull("lockName", lockName) + "' (token " + fencingToken + ") lost: "
+                + Arguments.notNull("reason", reason), lockName, null);
         this.fencingToken = fencingToken;
         this.reason = reason;
     }

@@ -5,9 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.lang.module.ModuleDescriptor;
-import java.lang.module.ModuleFinder;
-import java.lang.module.ModuleReference;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
@@ -16,11 +13,9 @@ import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.jar.JarFile;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
@@ -38,15 +33,17 @@ import org.junit.jupiter.api.TestFactory;
 class ApiGateTest {
 
     /** A class of each module, to find its jar or classes directory; the packages without a module-info. */
-    private record Gated(String artifact, Class<?> anchor, Set<String> packagesWithoutModuleInfo) { }
+    record Gated(String artifact, Class<?> anchor, Set<String> packagesWithoutModuleInfo) { }
 
-    private static final List<Gated> MODULES = List.of(
+    /** The modules whose exported API is gated. */
+    static final List<Gated> MODULES = List.of(
             new Gated("dlock-api", io.dlock.LockClient.class, Set.of()),
             new Gated("dlock-tck", io.dlock.tck.LockProviderTck.class, Set.of()),
             new Gated("dlock-redis", io.dlock.redis.RedisLockProvider.class, Set.of()),
             new Gated("dlock-zookeeper", io.dlock.zookeeper.ZooKeeperLockProvider.class, Set.of("io.dlock.zookeeper")),
             new Gated("dlock-etcd", io.dlock.etcd.EtcdLockProvider.class, Set.of()),
             new Gated("dlock-dynamodb", io.dlock.dynamodb.DynamoDbLockProvider.class, Set.of()),
+            new Gated("dlock-postgres", io.dlock.postgres.PostgresLockProvider.class, Set.of()),
             new Gated("dlock-micrometer", io.dlock.micrometer.MicrometerLockListener.class, Set.of()));
 
     @TestFactory
@@ -68,46 +65,12 @@ class ApiGateTest {
     }
 
     private static String signatures(Gated m) throws IOException, URISyntaxException, ClassNotFoundException {
-        Path location = Path.of(m.anchor().getProtectionDomain().getCodeSource().getLocation().toURI());
-        Set<String> packages = new TreeSet<>(m.packagesWithoutModuleInfo());
-        for (ModuleReference ref : ModuleFinder.of(location).findAll()) {
-            ModuleDescriptor d = ref.descriptor();
-            if (!d.isAutomatic()) {
-                d.exports().stream().filter(e -> !e.isQualified()).forEach(e -> packages.add(e.source()));
-            }
-        }
-        assertFalse(packages.isEmpty(), m.artifact() + " has neither a module-info nor gated packages");
-        List<String> classNames = new ArrayList<>();
-        for (String entry : entries(location)) {
-            if (!entry.endsWith(".class") || entry.contains("$") || entry.endsWith("module-info.class")
-                    || entry.endsWith("package-info.class")) {
-                continue;
-            }
-            String name = entry.substring(0, entry.length() - ".class".length()).replace('/', '.');
-            String pkg = name.substring(0, name.lastIndexOf('.'));
-            if (packages.contains(pkg)) {
-                classNames.add(name);
-            }
-        }
+        Set<String> packages = ExportedTypes.packages(m.anchor(), m.packagesWithoutModuleInfo());
         StringBuilder out = new StringBuilder("# exported packages: " + String.join(", ", packages) + "\n");
-        for (String name : new TreeSet<>(classNames)) {
-            describe(Class.forName(name, false, ApiGateTest.class.getClassLoader()), out);
+        for (Class<?> type : ExportedTypes.topLevel(m.anchor(), m.packagesWithoutModuleInfo())) {
+            describe(type, out);
         }
         return out.toString();
-    }
-
-    private static List<String> entries(Path location) throws IOException {
-        List<String> names = new ArrayList<>();
-        if (Files.isDirectory(location)) {
-            try (Stream<Path> files = Files.walk(location)) {
-                files.filter(Files::isRegularFile).forEach(f -> names.add(location.relativize(f).toString().replace('\\', '/')));
-            }
-        } else {
-            try (JarFile jar = new JarFile(location.toFile())) {
-                jar.stream().forEach(e -> names.add(e.getName()));
-            }
-        }
-        return names;
     }
 
     private static boolean visible(int modifiers) {

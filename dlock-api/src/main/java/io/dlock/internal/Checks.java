@@ -1,8 +1,9 @@
 package io.dlock.internal;
 
+import io.dlock.spi.support.Arguments;
 import java.time.Duration;
 
-/** Argument checks that name the parameter and the value. */
+/** Argument checks that name the parameter and the value: the core's short names for {@link Arguments}. */
 public final class Checks {
 
     private Checks() { }
@@ -17,10 +18,7 @@ public final class Checks {
      * @throws IllegalArgumentException if null
      */
     public static <T> T notNull(String name, T value) {
-        if (value == null) {
-            throw new IllegalArgumentException(name + " must not be null");
-        }
-        return value;
+        return Arguments.notNull(name, value);
     }
 
     /**
@@ -32,11 +30,7 @@ public final class Checks {
      * @throws IllegalArgumentException if null, zero or negative
      */
     public static Duration positive(String name, Duration value) {
-        notNull(name, value);
-        if (value.isZero() || value.isNegative()) {
-            throw new IllegalArgumentException(name + " must be positive, was " + value);
-        }
-        return value;
+        return Arguments.positive(name, value);
     }
 
     /**
@@ -48,11 +42,7 @@ public final class Checks {
      * @throws IllegalArgumentException if null or negative
      */
     public static Duration nonNegative(String name, Duration value) {
-        notNull(name, value);
-        if (value.isNegative()) {
-            throw new IllegalArgumentException(name + " must not be negative, was " + value);
-        }
-        return value;
+        return Arguments.nonNegative(name, value);
     }
 
     /**

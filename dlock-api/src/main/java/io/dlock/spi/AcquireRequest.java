@@ -1,5 +1,6 @@
 package io.dlock.spi;
 
+import io.dlock.spi.support.Arguments;
 import java.time.Duration;
 
 /**
@@ -9,4 +10,15 @@ import java.time.Duration;
  * @param ownerId a fresh, unguessable owner id for this grant (32 hex digits)
  * @param leaseTime the lease time; at least {@link LockBackend#minimumLeaseTime()}
  */
-public record AcquireRequest(String name, String ownerId, Duration leaseTime) { }
+public record AcquireRequest(String name, String ownerId, Duration leaseTime) {
+
+    /**
+     * @throws IllegalArgumentException if an argument is {@code null} or {@code leaseTime} is not
+     *     positive
+     */
+    public AcquireRequest {
+        Arguments.notNull("name", name);
+        Arguments.notNull("ownerId", ownerId);
+        Arguments.positive("leaseTime", leaseTime);
+    }
+}

@@ -2,9 +2,9 @@ package io.dlock.spi;
 
 import io.dlock.LockClientConfig;
 import io.dlock.Ticker;
+import io.dlock.spi.support.Arguments;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.concurrent.ThreadFactory;
 
 /**
@@ -28,10 +28,10 @@ public final class BackendContext {
      */
     public BackendContext(LockClientConfig config, BackendUri uri, ThreadFactory threadFactory,
                           BackendEvents events) {
-        this.config = Objects.requireNonNull(config, "config");
-        this.uri = Objects.requireNonNull(uri, "uri");
-        this.threadFactory = Objects.requireNonNull(threadFactory, "threadFactory");
-        this.events = Objects.requireNonNull(events, "events");
+        this.config = Arguments.notNull("config", config);
+        this.uri = Arguments.notNull("uri", uri);
+        this.threadFactory = Arguments.notNull("threadFactory", threadFactory);
+        this.events = Arguments.notNull("events", events);
     }
 
     /** @return the client configuration */

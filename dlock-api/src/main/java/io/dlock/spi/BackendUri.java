@@ -1,5 +1,6 @@
 package io.dlock.spi;
 
+import io.dlock.spi.support.Arguments;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -28,6 +29,14 @@ public final class BackendUri {
 
     /** A host and port; the port is -1 when the URI gave none. */
     public record HostPort(String host, int port) {
+
+        /**
+         * @throws IllegalArgumentException if {@code host} is {@code null}
+         */
+        public HostPort {
+            Arguments.notNull("host", host);
+        }
+
         /**
          * Returns the port, or a default when the URI gave none.
          *
@@ -204,7 +213,7 @@ public final class BackendUri {
      * replaced by {@code ***}, safe to show in messages and logs. The shape stays: an empty user
      * or password slot shows as empty ({@code redis://:***@host}). Never throws.
      *
-     * @param uri any string, possibly a malformed URI
+     * @param uri any string, possibly a malformed URI, or {@code null} (returned as {@code "null"})
      * @return the redacted string
      */
     public static String redact(String uri) {
@@ -331,6 +340,7 @@ public final class BackendUri {
      * @return its value, if present
      */
     public Optional<String> param(String name) {
+        io.dlock.spi.support.Arguments.notNull("name", name);
         return Optional.ofNullable(params.get(name));
     }
 
@@ -345,6 +355,7 @@ public final class BackendUri {
      *     is not a duration or is negative
      */
     public Optional<Duration> durationParam(String name) {
+        io.dlock.spi.support.Arguments.notNull("name", name);
         String raw = params.get(name);
         if (raw == null) {
             return Optional.empty();

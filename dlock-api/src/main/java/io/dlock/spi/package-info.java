@@ -29,9 +29,18 @@
  *   <li><b>Renewal.</b> {@code renew} answers one {@link io.dlock.spi.RenewOutcome} per grant, in
  *       order; a partial failure reports {@code unknown} only for the grants that failed. Throwing
  *       means {@code unknown} for all.</li>
+ *   <li><b>Arguments.</b> A public method of a provider rejects a {@code null} argument (and any
+ *       other bad one) with {@link java.lang.IllegalArgumentException} naming the parameter, as
+ *       the whole API does ({@link io.dlock.spi.support.Arguments}); the core never passes
+ *       {@code null} to a backend.</li>
  *   <li><b>Events.</b> Losses the backend learns of on its own go to
  *       {@link io.dlock.spi.BackendEvents}, named by owner id.</li>
  * </ol>
+ *
+ * <p>The support kit {@link io.dlock.spi.support} keeps rules 1 and 2 for a backend's waits
+ * ({@link io.dlock.spi.support.BoundedCalls}, {@link io.dlock.spi.support.Deadline}) and retries
+ * the clean-ups that {@code abandon} and {@code release} could not finish
+ * ({@link io.dlock.spi.support.RetryingCleaner}).
  *
  * <p><b>What the core guarantees:</b> one in-flight call per attempt; {@code renew} and
  * {@code release} only for grants this backend made; {@code close} last; lease times within

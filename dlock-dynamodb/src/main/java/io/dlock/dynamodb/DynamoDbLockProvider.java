@@ -5,7 +5,7 @@ import io.dlock.dynamodb.internal.DynamoDbLockBackend;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
-import java.util.Objects;
+import io.dlock.spi.support.AbstractLockProvider;
 import java.util.Set;
 
 /**
@@ -17,24 +17,11 @@ import java.util.Set;
  * and thread-safe. See the package documentation for the URI, the item it writes per lock and its
  * guarantees.
  */
-public final class DynamoDbLockProvider implements LockProvider {
-
-    private static final Set<String> SCHEMES = Set.of("dynamodb");
+public final class DynamoDbLockProvider extends AbstractLockProvider {
 
     /** Creates the provider; {@link java.util.ServiceLoader} uses this. */
     public DynamoDbLockProvider() {
-    }
-
-    /** @return {@code dynamodb} */
-    @Override
-    public String name() {
-        return "dynamodb";
-    }
-
-    /** @return {@code dynamodb} */
-    @Override
-    public Set<String> schemes() {
-        return SCHEMES;
+        super("dynamodb", Set.of("dynamodb"), null);
     }
 
     /**
@@ -49,13 +36,7 @@ public final class DynamoDbLockProvider implements LockProvider {
      *     found, created or made ready
      */
     @Override
-    public LockBackend<?> open(BackendContext context) {
-        Objects.requireNonNull(context, "context");
+    protected LockBackend<?> openBackend(BackendContext context) {
         return DynamoDbLockBackend.open(context);
-    }
-
-    @Override
-    public String toString() {
-        return "DynamoDbLockProvider";
     }
 }

@@ -23,6 +23,9 @@ import io.dlock.LockOptions;
 import io.dlock.dynamodb.internal.DynamoDbLockBackend;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
+import io.dlock.spi.Grant;
+import io.dlock.tck.NetworkFault;
+import io.dlock.tck.TcpProxy;
 import io.dlock.Ticker;
 import java.time.Clock;
 import java.time.Duration;
@@ -158,6 +161,61 @@ class DynamoDbFaultTest {
             try (LockClient other = client(plainUri())) {
                 other.lock("lost-answer").tryAcquire().orElseThrow().release();
             }
+        }
+    }
+
+    /**
+     * An undo that fails too is retried in the background: the acquire is applied but its answer
+     * lost, the undo's first try is lost on the way, and the grant nobody received is freed soon
+     * after the network heals, not one lease time (30 s) later when another client may take it
+     * over. Before, a failed undo was left to that.
+     */
+    @Test
+    void anUndoThatFailsTooIsRetriedInTheBackground() throws Exception {
+        try (TcpProxy proxy = TcpProxy.start(server.address());
+             DynamoDbLockBackend backend = openBackend(DynamoDbFixture.uri(table, proxy.address().getHostString() + ":"
+                     + proxy.address().getPort()), Duration.ofMillis(500))) {
+            assertTrue(isGranted(backend.newAttempt(request("warm", Duration.ofSeconds(30))).tryOnce()));
+            AcquireRequest r = request("lost-undo", Duration.ofSeconds(30));
+            AcquireAttempt<Void> attempt = backend.newAttempt(r);
+            proxy.inject(NetworkFault.DROP_ANSWERS);
+            try {
+                assertThrowsWithin(LockBackendException.class, FAIL_BOUND, attempt::tryOnce);
+                await("the acquire whose answer was lost was applied", Duration.ofSeconds(5),
+                        () -> r.ownerId().equals(owner("lost-undo")));
+                proxy.inject(NetworkFault.BLACK_HOLE);
+                attempt.abandon(); // its first try is lost too
+                assertEquals(r.ownerId(), owner("lost-undo"), "the undo's first try did not reach the server");
+            } finally {
+                proxy.heal();
+            }
+            // generous for a loaded machine, and far below the 30 s lease after which it would be taken over
+            await("the grant nobody received was undone in the background", Duration.ofSeconds(10),
+                    () -> owner("lost-undo") == null);
+        }
+    }
+
+    /**
+     * A release whose request is lost (dropped by the network, so the server never runs it) is
+     * retried in the background: the lock is free soon after the network heals, not taken over
+     * one lease time later. Before, a failed release was left to that.
+     */
+    @Test
+    void aReleaseThatGetsNoAnswerIsRetriedInTheBackground() throws Exception {
+        try (TcpProxy proxy = TcpProxy.start(server.address());
+             DynamoDbLockBackend backend = openBackend(DynamoDbFixture.uri(table, proxy.address().getHostString() + ":"
+                     + proxy.address().getPort()), Duration.ofMillis(500))) {
+            AcquireRequest r = request("lost-release", Duration.ofSeconds(30));
+            Grant<Void> grant = grant(r, backend.newAttempt(r).tryOnce());
+            proxy.inject(NetworkFault.BLACK_HOLE);
+            try {
+                assertThrowsWithin(LockBackendException.class, FAIL_BOUND, () -> backend.release(grant));
+                assertEquals(r.ownerId(), owner("lost-release"), "the dropped release did not reach the server");
+            } finally {
+                proxy.heal();
+            }
+            await("the release was retried once the network healed", Duration.ofSeconds(10),
+                    () -> owner("lost-release") == null);
         }
     }
 

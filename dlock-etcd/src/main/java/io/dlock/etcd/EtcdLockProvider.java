@@ -5,7 +5,8 @@ import io.dlock.etcd.internal.EtcdLockBackend;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
-import java.util.Objects;
+import io.dlock.spi.support.AbstractLockProvider;
+import io.dlock.spi.support.Arguments;
 import java.util.Set;
 import javax.net.ssl.TrustManagerFactory;
 
@@ -22,21 +23,20 @@ import javax.net.ssl.TrustManagerFactory;
  *
  * <p>The backend declares {@link Capability#FENCING}, {@link Capability#NOTIFY_WAITERS},
  * {@link Capability#FAIR}, {@link Capability#HOLDER_QUERY} and
- * {@link Capability#SURVIVES_SERVER_FAILOVER}. Stateless and thread-safe. See the package
+ * {@link Capability#SURVIVES_SERVER_FAILOVER}. Immutable and thread-safe. See the package
  * documentation for the URI, the keys it writes and its guarantees.
  */
-public final class EtcdLockProvider implements LockProvider {
-
-    private static final Set<String> SCHEMES = Set.of("etcd", "etcds");
+public final class EtcdLockProvider extends AbstractLockProvider {
 
     private final TrustManagerFactory trust;
 
     /** Creates the provider with the JVM's default TLS trust; {@link java.util.ServiceLoader} uses this. */
     public EtcdLockProvider() {
-        this.trust = null;
+        this(null);
     }
 
     private EtcdLockProvider(TrustManagerFactory trust) {
+        super("etcd", Set.of("etcd", "etcds"), trust == null ? null : "custom TLS trust");
         this.trust = trust;
     }
 
@@ -50,22 +50,7 @@ public final class EtcdLockProvider implements LockProvider {
      * @throws IllegalArgumentException if {@code trust} is null
      */
     public static EtcdLockProvider withTrustManagerFactory(TrustManagerFactory trust) {
-        if (trust == null) {
-            throw new IllegalArgumentException("trust must not be null");
-        }
-        return new EtcdLockProvider(trust);
-    }
-
-    /** @return {@code etcd} */
-    @Override
-    public String name() {
-        return "etcd";
-    }
-
-    /** @return {@code etcd} and {@code etcds} */
-    @Override
-    public Set<String> schemes() {
-        return SCHEMES;
+        return new EtcdLockProvider(Arguments.notNull("trust", trust));
     }
 
     /**
@@ -77,13 +62,7 @@ public final class EtcdLockProvider implements LockProvider {
      *     URI; the message names the part and never shows the password
      */
     @Override
-    public LockBackend<?> open(BackendContext context) {
-        Objects.requireNonNull(context, "context");
+    protected LockBackend<?> openBackend(BackendContext context) {
         return EtcdLockBackend.open(context, trust);
-    }
-
-    @Override
-    public String toString() {
-        return "EtcdLockProvider" + (trust == null ? "" : "{custom TLS trust}");
     }
 }

@@ -36,6 +36,17 @@ class EtcdUriTest {
         assertFalse(e.getMessage().contains(SECRET), e.getMessage());
     }
 
+    /**
+     * A timeout too long to count in nanoseconds (300 years) opens a backend: every deadline
+     * saturates. Before, opening threw ArithmeticException (long overflow) from the hedge delay.
+     */
+    @Test
+    void aHugeOperationTimeoutSaturatesInsteadOfOverflowing() {
+        for (Duration huge : new Duration[] {Duration.ofDays(365L * 300), Duration.ofSeconds(Long.MAX_VALUE)}) {
+            TestSupport.openBackend("etcd://127.0.0.1:1", huge, new TestSupport.RecordingEvents()).close();
+        }
+    }
+
     @Test
     void providerNamesItsSchemes() {
         EtcdLockProvider p = new EtcdLockProvider();

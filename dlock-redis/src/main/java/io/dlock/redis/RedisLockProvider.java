@@ -5,7 +5,8 @@ import io.dlock.redis.internal.RedisLockBackend;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
-import java.util.Objects;
+import io.dlock.spi.support.AbstractLockProvider;
+import io.dlock.spi.support.Arguments;
 import java.util.Set;
 import javax.net.ssl.SSLSocketFactory;
 
@@ -22,21 +23,20 @@ import javax.net.ssl.SSLSocketFactory;
  *
  * <p>The backend declares {@link Capability#FENCING}, {@link Capability#NOTIFY_WAITERS},
  * {@link Capability#HOLDER_QUERY} and, unless the URI sets {@code lockDelay=0},
- * {@link Capability#SURVIVES_EMPTY_RESTART}. Stateless and thread-safe. See the package
+ * {@link Capability#SURVIVES_EMPTY_RESTART}. Immutable and thread-safe. See the package
  * documentation for the URI, the keys it writes, the lock-delay and its guarantees.
  */
-public final class RedisLockProvider implements LockProvider {
-
-    private static final Set<String> SCHEMES = Set.of("redis", "rediss");
+public final class RedisLockProvider extends AbstractLockProvider {
 
     private final SSLSocketFactory sslSocketFactory;
 
     /** Creates the provider with the JVM's default TLS settings; {@link java.util.ServiceLoader} uses this. */
     public RedisLockProvider() {
-        this.sslSocketFactory = null;
+        this(null);
     }
 
     private RedisLockProvider(SSLSocketFactory sslSocketFactory) {
+        super("redis", Set.of("redis", "rediss"), sslSocketFactory == null ? null : "custom TLS");
         this.sslSocketFactory = sslSocketFactory;
     }
 
@@ -49,22 +49,7 @@ public final class RedisLockProvider implements LockProvider {
      * @throws IllegalArgumentException if {@code sslSocketFactory} is null
      */
     public static RedisLockProvider withSslSocketFactory(SSLSocketFactory sslSocketFactory) {
-        if (sslSocketFactory == null) {
-            throw new IllegalArgumentException("sslSocketFactory must not be null");
-        }
-        return new RedisLockProvider(sslSocketFactory);
-    }
-
-    /** @return {@code redis} */
-    @Override
-    public String name() {
-        return "redis";
-    }
-
-    /** @return {@code redis} and {@code rediss} */
-    @Override
-    public Set<String> schemes() {
-        return SCHEMES;
+        return new RedisLockProvider(Arguments.notNull("sslSocketFactory", sslSocketFactory));
     }
 
     /**
@@ -76,13 +61,7 @@ public final class RedisLockProvider implements LockProvider {
      *     {@code rediss://} URI; the message names the part and never shows the password
      */
     @Override
-    public LockBackend<?> open(BackendContext context) {
-        Objects.requireNonNull(context, "context");
+    protected LockBackend<?> openBackend(BackendContext context) {
         return RedisLockBackend.open(context, sslSocketFactory);
-    }
-
-    @Override
-    public String toString() {
-        return "RedisLockProvider" + (sslSocketFactory == null ? "" : "{custom TLS}");
     }
 }

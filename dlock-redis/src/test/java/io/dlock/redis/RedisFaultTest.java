@@ -21,9 +21,13 @@ import io.dlock.spi.Grant;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.LockBackend;
+import io.dlock.tck.NetworkFault;
+import io.dlock.tck.TcpProxy;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -180,6 +184,89 @@ class RedisFaultTest {
             // Generous for a loaded machine, and far below the 30 s lease that would end it otherwise
             await("the grant nobody received was undone in the background", Duration.ofSeconds(10),
                     () -> !jedis.exists("dlock:lock:lost-undo"));
+        } finally {
+            backend.close();
+        }
+    }
+
+    /**
+     * A release whose request is lost (a network that drops it, not a paused server, which would
+     * run it on resume) is retried in the background: the lock is free soon after the network
+     * heals, not only when its 30 s lease ends. Before, the key stayed until its lease ended.
+     */
+    @Test
+    void aReleaseThatGetsNoAnswerIsRetriedInTheBackground() throws Exception {
+        try (TcpProxy proxy = TcpProxy.start(server.address()); Jedis jedis = TestSupport.jedis(server)) {
+            LockBackend<Void> backend = openBackend("redis://" + proxy.address().getHostString() + ":"
+                    + proxy.address().getPort(), Duration.ofMillis(500));
+            try {
+                AcquireRequest r = request("lost-release", Duration.ofSeconds(30));
+                Grant<Void> grant = grant(r, backend.newAttempt(r).tryOnce());
+                proxy.inject(NetworkFault.BLACK_HOLE);
+                try {
+                    assertThrowsWithin(LockBackendException.class, FAIL_BOUND, () -> backend.release(grant));
+                    assertTrue(jedis.exists("dlock:lock:lost-release"), "the dropped release did not reach the server");
+                } finally {
+                    proxy.heal();
+                }
+                // generous for a loaded machine, far below the 30 s lease that would end it otherwise
+                await("the release was retried once the network healed", Duration.ofSeconds(10),
+                        () -> !jedis.exists("dlock:lock:lost-release"));
+            } finally {
+                backend.close();
+            }
+        }
+    }
+
+    /**
+     * The interrupt rule where a Redis call waits for a pooled connection (the only wait of this
+     * backend that gives in to interrupts): the call throws {@link LockBackendException} and the
+     * thread's interrupt flag stays set, so that the core reports an interrupt, not a failure.
+     * Before, the pool's {@code InterruptedException} (which clears the flag) was reported as a
+     * failure like any other, and the interrupt was lost.
+     */
+    @Test
+    void aCallInterruptedWhileItWaitsForAConnectionKeepsTheInterruptFlag() throws Exception {
+        Duration timeout = Duration.ofSeconds(5);
+        LockBackend<Void> backend = openBackend(server.uri() + "?poolSize=1", timeout);
+        try {
+            assertTrue(isGranted(backend.newAttempt(request("warm", Duration.ofSeconds(30))).tryOnce()));
+            server.pause();
+            try {
+                // takes the only connection and waits for an answer the stopped server never gives
+                Thread first = new Thread(() -> {
+                    try {
+                        backend.holder("a");
+                    } catch (LockBackendException e) {
+                        // no answer in time, or an answer once resumed: either way it held the connection
+                    }
+                });
+                first.setDaemon(true);
+                first.start();
+                TestTiming.sleep(300); // the first call is in its read
+                AtomicReference<Throwable> thrown = new AtomicReference<>();
+                AtomicBoolean flag = new AtomicBoolean();
+                Thread second = new Thread(() -> {
+                    try {
+                        backend.holder("b");
+                    } catch (Throwable t) {
+                        thrown.set(t);
+                    }
+                    flag.set(Thread.currentThread().isInterrupted());
+                });
+                second.setDaemon(true);
+                second.start();
+                await("the second call waits for the pooled connection", Duration.ofSeconds(3),
+                        () -> second.getState() == Thread.State.TIMED_WAITING);
+                second.interrupt();
+                second.join(timeout.plusSeconds(5).toMillis());
+                assertFalse(second.isAlive());
+                assertTrue(thrown.get() instanceof LockBackendException, String.valueOf(thrown.get()));
+                assertTrue(flag.get(), "the interrupt flag is kept: " + thrown.get().getMessage());
+                assertTrue(thrown.get().getMessage().contains("interrupted"), thrown.get().getMessage());
+            } finally {
+                server.resume();
+            }
         } finally {
             backend.close();
         }

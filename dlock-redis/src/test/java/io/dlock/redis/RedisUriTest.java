@@ -32,6 +32,15 @@ class RedisUriTest {
         assertFalse(e.getMessage().contains(SECRET), e.getMessage());
     }
 
+    /**
+     * A timeout too long to count in nanoseconds (300 years) opens a backend: every budget
+     * saturates. Before, opening threw ArithmeticException (long overflow).
+     */
+    @Test
+    void aHugeOperationTimeoutSaturatesInsteadOfOverflowing() {
+        TestSupport.openBackend("redis://127.0.0.1:1", Duration.ofDays(365L * 300)).close();
+    }
+
     @Test
     void providerNamesItsSchemes() {
         RedisLockProvider p = new RedisLockProvider();

@@ -1,5 +1,6 @@
 package io.dlock.tck;
 
+import io.dlock.spi.support.Arguments;
 import io.dlock.Lease;
 import io.dlock.LockBackendException;
 import io.dlock.LockClient;
@@ -46,6 +47,9 @@ public final class Contention {
      * @throws IllegalArgumentException if an argument is null or {@code clients} is empty
      */
     public static Contention start(List<LockClient> clients, String name, Duration wait, long seed) {
+        Arguments.notNull("clients", clients);
+        Arguments.notNull("name", name);
+        Arguments.notNull("wait", wait);
         if (clients == null || clients.isEmpty() || name == null || wait == null) {
             throw new IllegalArgumentException((clients == null || clients.isEmpty() ? "clients" : name == null ? "name"
                     : "wait") + " must be given");
@@ -106,6 +110,7 @@ public final class Contention {
      * @return milliseconds from the end of the faults to that grant, or -1 if none came in time
      */
     public long awaitGrantAfterFaults(Duration bound) {
+        Arguments.notNull("bound", bound);
         long deadline = faultsEnded.get() + bound.toNanos();
         while (firstGrantAfterFaults.get() == 0 && System.nanoTime() - deadline < 0) {
             TestTiming.sleep(10);

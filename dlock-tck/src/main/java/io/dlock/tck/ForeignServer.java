@@ -1,5 +1,6 @@
 package io.dlock.tck;
 
+import io.dlock.spi.support.Arguments;
 import io.dlock.LockBackendException;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
@@ -135,6 +136,15 @@ public final class ForeignServer implements AutoCloseable {
      * @param exception what the client threw
      */
     public record Failure(String hostPort, LockBackendException exception) {
+
+        /**
+         * @throws IllegalArgumentException if {@code hostPort} or {@code exception} is {@code null}
+         */
+        public Failure {
+            Arguments.notNull("hostPort", hostPort);
+            Arguments.notNull("exception", exception);
+        }
+
         /** @return the exception's message */
         public String message() {
             return exception.getMessage();

@@ -1,5 +1,6 @@
 package io.dlock.tck;
 
+import io.dlock.spi.support.Arguments;
 import io.dlock.Lease;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -19,7 +20,15 @@ public final class HoldLog {
     public HoldLog() { }
 
     /** One proven hold. */
-    public record Hold(String who, long token, long start, long end) { }
+    public record Hold(String who, long token, long start, long end) {
+
+        /**
+         * @throws IllegalArgumentException if {@code who} is {@code null}
+         */
+        public Hold {
+            Arguments.notNull("who", who);
+        }
+    }
 
     private final List<Hold> holds = new ArrayList<>();
     private int unproven;
@@ -31,6 +40,7 @@ public final class HoldLog {
      * @return the start time, or -1 if the lease was already not valid
      */
     public long enter(Lease lease) {
+        Arguments.notNull("lease", lease);
         long t = System.nanoTime();
         return lease.isValid() ? t : -1;
     }
@@ -43,6 +53,8 @@ public final class HoldLog {
      * @param start what {@link #enter} returned
      */
     public void exit(String who, Lease lease, long start) {
+        Arguments.notNull("who", who);
+        Arguments.notNull("lease", lease);
         boolean valid = lease.isValid();
         long t = System.nanoTime();
         synchronized (this) {

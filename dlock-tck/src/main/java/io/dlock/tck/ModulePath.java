@@ -1,5 +1,6 @@
 package io.dlock.tck;
 
+import io.dlock.spi.support.Arguments;
 import io.dlock.LockClient;
 import io.dlock.Lease;
 import java.io.File;
@@ -39,7 +40,15 @@ public final class ModulePath {
      * @param exitCode the child's exit status: 0 when every check passed
      * @param output what it printed, both streams
      */
-    public record Result(int exitCode, String output) { }
+    public record Result(int exitCode, String output) {
+
+        /**
+         * @throws IllegalArgumentException if {@code output} is {@code null}
+         */
+        public Result {
+            Arguments.notNull("output", output);
+        }
+    }
 
     /**
      * Starts a child JVM with the caller's dependencies on the module path, checks the sealing of
@@ -54,6 +63,10 @@ public final class ModulePath {
      * @throws UncheckedIOException if it cannot be started
      */
     public static Result probe(String module, Set<String> exported, String uri, String... exclude) {
+        Arguments.notNull("module", module);
+        Arguments.notNull("exported", exported);
+        Arguments.notNull("uri", uri);
+        Arguments.notNull("exclude", exclude);
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         List<String> modulePath = new ArrayList<>();
         for (String entry : classPath.split(File.pathSeparator)) {

@@ -1,5 +1,6 @@
 package io.dlock.tck;
 
+import io.dlock.spi.support.Arguments;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
@@ -93,6 +94,7 @@ public final class NetworkNamespaces {
      * @return the command line to start
      */
     public static List<String> inNewNamespace(List<String> command) {
+        Arguments.notNull("command", command);
         List<String> cmd = new ArrayList<>(List.of(tool("unshare"), "--net", "--", "/bin/sh", "-c",
                 "read go && exec \"$0\" \"$@\""));
         cmd.addAll(command);
@@ -107,6 +109,7 @@ public final class NetworkNamespaces {
      * @throws UncheckedIOException if its input cannot be written (it died)
      */
     public static void release(Process p) {
+        Arguments.notNull("p", p);
         try (OutputStream in = p.getOutputStream()) {
             in.write("go\n".getBytes(StandardCharsets.US_ASCII));
         } catch (IOException e) {
@@ -122,6 +125,7 @@ public final class NetworkNamespaces {
      *     (flag kept)
      */
     public static void awaitOwnNamespace(Process p) {
+        Arguments.notNull("p", p);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         String mine = namespaceOf("self");
         while (System.nanoTime() - deadline < 0) {
@@ -160,6 +164,7 @@ public final class NetworkNamespaces {
      * @throws IllegalStateException if a command fails, with its output
      */
     public static void ip(long pid, String... commands) {
+        Arguments.notNull("commands", commands);
         List<String> cmd = new ArrayList<>();
         if (pid != 0) {
             cmd.addAll(List.of(tool("nsenter"), "--target", Long.toString(pid), "--net"));

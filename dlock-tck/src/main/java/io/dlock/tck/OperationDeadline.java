@@ -1,5 +1,6 @@
 package io.dlock.tck;
 
+import io.dlock.spi.support.Arguments;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -63,6 +64,15 @@ public final class OperationDeadline {
      * @param took how long it took until it threw (or, for a release, returned)
      */
     public record Timing(String operation, Duration took) {
+
+        /**
+         * @throws IllegalArgumentException if {@code operation} or {@code took} is {@code null}
+         */
+        public Timing {
+            Arguments.notNull("operation", operation);
+            Arguments.notNull("took", took);
+        }
+
         @Override
         public String toString() {
             return operation + " " + took.toMillis() + " ms";

@@ -1,5 +1,6 @@
 package io.dlock.tck;
 
+import io.dlock.spi.support.Arguments;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -110,6 +111,7 @@ public final class PeerNetwork implements AutoCloseable {
      * @throws IllegalStateException if its namespace cannot be set up (the process is killed)
      */
     public Process launch(int member, ProcessBuilder builder) {
+        Arguments.notNull("builder", builder);
         checkIndex(member);
         builder.command(NetworkNamespaces.inNewNamespace(builder.command()));
         Process p;

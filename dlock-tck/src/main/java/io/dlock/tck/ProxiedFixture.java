@@ -1,5 +1,6 @@
 package io.dlock.tck;
 
+import io.dlock.spi.support.Arguments;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
 import java.net.InetSocketAddress;
@@ -59,6 +60,7 @@ public abstract class ProxiedFixture implements TckFixture {
 
     @Override
     public Optional<FreezableClient> openFreezable(LockClientConfig.Builder config) {
+        Arguments.notNull("config", config);
         List<TcpProxy> proxies = new ArrayList<>();
         List<InetSocketAddress> through = new ArrayList<>();
         try {

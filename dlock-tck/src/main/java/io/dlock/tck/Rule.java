@@ -1,5 +1,6 @@
 package io.dlock.tck;
 
+import io.dlock.spi.support.Arguments;
 import java.util.Locale;
 import java.util.Optional;
 
@@ -136,6 +137,7 @@ public enum Rule {
      * @return the rule, if the name starts with an ID and an underscore
      */
     public static Optional<Rule> ofMethod(String methodName) {
+        Arguments.notNull("methodName", methodName);
         int us = methodName.indexOf('_');
         if (us <= 0) {
             return Optional.empty();
@@ -154,6 +156,7 @@ public enum Rule {
      * @return the message
      */
     public String failure(String what) {
+        Arguments.notNull("what", what);
         return name() + " (" + title + ") violated: " + what + "\n  if this fails, check: " + hint;
     }
 }

@@ -1,5 +1,6 @@
 package io.dlock.tck;
 
+import io.dlock.spi.support.Arguments;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -41,6 +42,8 @@ public final class ServerProcesses {
      * @throws IllegalStateException if the signal could not be sent, or on interrupt (flag kept)
      */
     public static void signal(Process process, String signal) {
+        Arguments.notNull("process", process);
+        Arguments.notNull("signal", signal);
         try {
             Process kill = new ProcessBuilder("sh", "-c", "kill -" + signal + " " + process.pid())
                     .redirectErrorStream(true).start();
@@ -63,6 +66,8 @@ public final class ServerProcesses {
      * @throws IllegalStateException if it survives 10 s, or on interrupt (flag kept)
      */
     public static void killAndWait(Process process, String label) {
+        Arguments.notNull("process", process);
+        Arguments.notNull("label", label);
         process.destroyForcibly();
         try {
             if (!process.waitFor(10, TimeUnit.SECONDS)) {
@@ -81,6 +86,7 @@ public final class ServerProcesses {
      * @param dir the directory
      */
     public static void deleteTree(Path dir) {
+        Arguments.notNull("dir", dir);
         if (dir == null || !Files.exists(dir)) {
             return;
         }

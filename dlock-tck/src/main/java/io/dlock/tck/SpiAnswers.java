@@ -113,7 +113,7 @@ public final class SpiAnswers {
      * Reads renew's outcomes as the old boolean answer: true for renewed, false for not held; an
      * unknown outcome is thrown, as a whole-batch failure is.
      *
-     * @param outcomes what renew answered
+     * @param outcomes what renew answered; {@code null} fails the check as a wrong answer
      * @return one boolean per outcome, in order
      * @throws LockBackendException the cause of the first unknown outcome
      * @throws AssertionError if the list or an element is {@code null}
@@ -137,7 +137,7 @@ public final class SpiAnswers {
     }
 
     /**
-     * @param outcome what release answered
+     * @param outcome what release answered; {@code null} fails the check as a wrong answer
      * @return true if it released the grant, false if not held
      * @throws AssertionError if {@code outcome} is {@code null}
      */

@@ -1,5 +1,6 @@
 package io.dlock.tck;
 
+import io.dlock.spi.support.Arguments;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -43,6 +44,9 @@ public final class TckReport {
      * @throws UncheckedIOException if the file cannot be written
      */
     public static synchronized void writeResults(Path dir, String provider, Map<Rule, Map.Entry<Outcome, String>> results) {
+        Arguments.notNull("dir", dir);
+        Arguments.notNull("provider", provider);
+        Arguments.notNull("results", results);
         // several suites (the contract and the fault tier) report into one column: keep the rules
         // this run did not cover from the provider's previous file
         Map<Rule, String[]> merged = new EnumMap<>(Rule.class);
@@ -84,6 +88,10 @@ public final class TckReport {
      * @throws UncheckedIOException if the file cannot be written
      */
     public static synchronized void writeNemesisFigures(Path dir, String provider, java.time.Duration duration, String line) {
+        Arguments.notNull("dir", dir);
+        Arguments.notNull("provider", provider);
+        Arguments.notNull("duration", duration);
+        Arguments.notNull("line", line);
         try {
             Files.createDirectories(dir);
             replace(dir.resolve(provider + ".N1-" + duration + ".run"), line + "\n");
@@ -121,6 +129,7 @@ public final class TckReport {
      * @throws UncheckedIOException if a file cannot be read
      */
     public static Map<String, Map<Rule, String[]>> read(Path dir) {
+        Arguments.notNull("dir", dir);
         Map<String, Map<Rule, String[]>> all = new TreeMap<>();
         if (!Files.isDirectory(dir)) {
             return all;
@@ -156,6 +165,8 @@ public final class TckReport {
      * @throws UncheckedIOException if a file cannot be read or written
      */
     public static void writeMarkdown(Path dir, Path out) {
+        Arguments.notNull("dir", dir);
+        Arguments.notNull("out", out);
         Map<String, Map<Rule, String[]>> all = read(dir);
         List<String> providers = new ArrayList<>(all.keySet());
         StringBuilder b = new StringBuilder();

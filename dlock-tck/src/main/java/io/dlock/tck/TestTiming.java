@@ -1,5 +1,6 @@
 package io.dlock.tck;
 
+import io.dlock.spi.support.Arguments;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -25,6 +26,9 @@ public final class TestTiming {
      * @param condition the condition
      */
     public static void await(String what, Duration timeout, BooleanSupplier condition) {
+        Arguments.notNull("what", what);
+        Arguments.notNull("timeout", timeout);
+        Arguments.notNull("condition", condition);
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() - deadline > 0) {
@@ -58,6 +62,9 @@ public final class TestTiming {
      * @return the exception
      */
     public static <T extends Throwable> T assertThrowsWithin(Class<T> type, Duration bound, Executable body) {
+        Arguments.notNull("type", type);
+        Arguments.notNull("bound", bound);
+        Arguments.notNull("body", body);
         long start = System.nanoTime();
         Throwable thrown = null;
         try {

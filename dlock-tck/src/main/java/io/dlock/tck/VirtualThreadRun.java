@@ -1,5 +1,6 @@
 package io.dlock.tck;
 
+import io.dlock.spi.support.Arguments;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
 import io.dlock.LockOptions;
@@ -45,7 +46,15 @@ public final class VirtualThreadRun {
      * @param exitCode 0 when every check passed
      * @param output what it printed, both streams
      */
-    public record Result(int exitCode, String output) { }
+    public record Result(int exitCode, String output) {
+
+        /**
+         * @throws IllegalArgumentException if {@code output} is {@code null}
+         */
+        public Result {
+            Arguments.notNull("output", output);
+        }
+    }
 
     /**
      * Finds a Java 21 or later: the {@code dlock.test.jdk21} system property or environment
@@ -107,6 +116,7 @@ public final class VirtualThreadRun {
      * @throws org.opentest4j.AssertionFailedError if a check fails, with the child's output
      */
     public static void check(String uri) {
+        Arguments.notNull("uri", uri);
         Optional<Path> java = java21();
         org.junit.jupiter.api.Assumptions.assumeTrue(java.isPresent(),
                 "no Java 21 or later under /usr/lib/jvm (set dlock.test.jdk21 to a JDK's home)");
@@ -131,6 +141,9 @@ public final class VirtualThreadRun {
      * @throws UncheckedIOException if it cannot be started
      */
     public static Result run(Path java, String uri, int threads, int locks, int maxPlatformThreads, Duration timeout) {
+        Arguments.notNull("java", java);
+        Arguments.notNull("uri", uri);
+        Arguments.notNull("timeout", timeout);
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         List<String> command = List.of(java.toString(), "-cp", classPath, VirtualThreadRun.class.getName(), uri,
                 Integer.toString(threads), Integer.toString(locks), Integer.toString(maxPlatformThreads),

@@ -2,7 +2,7 @@ package io.dlock.zookeeper;
 
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.LockBackend;
-import io.dlock.spi.LockProvider;
+import io.dlock.spi.support.AbstractLockProvider;
 import io.dlock.zookeeper.internal.ZkBackend;
 import java.util.Set;
 
@@ -21,23 +21,11 @@ import java.util.Set;
  *
  * <p>Stateless and thread-safe.
  */
-public final class ZooKeeperLockProvider implements LockProvider {
+public final class ZooKeeperLockProvider extends AbstractLockProvider {
 
     /** Creates the provider; {@link java.util.ServiceLoader} does this. */
     public ZooKeeperLockProvider() {
-        // stateless
-    }
-
-    /** @return {@code zookeeper} */
-    @Override
-    public String name() {
-        return "zookeeper";
-    }
-
-    /** @return {@code zookeeper} and {@code zk} */
-    @Override
-    public Set<String> schemes() {
-        return Set.of("zookeeper", "zk");
+        super("zookeeper", Set.of("zookeeper", "zk"), null);
     }
 
     /**
@@ -49,12 +37,7 @@ public final class ZooKeeperLockProvider implements LockProvider {
      * @throws io.dlock.LockBackendException if no session could be established in time
      */
     @Override
-    public LockBackend<?> open(BackendContext context) {
+    protected LockBackend<?> openBackend(BackendContext context) {
         return ZkBackend.open(context);
-    }
-
-    @Override
-    public String toString() {
-        return "ZooKeeperLockProvider";
     }
 }

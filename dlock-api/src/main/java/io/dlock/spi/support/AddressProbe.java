@@ -51,6 +51,16 @@ public final class AddressProbe {
     public record Finding(BackendUri.HostPort address, Kind kind, String detail, Duration budget) {
 
         /**
+         * @throws IllegalArgumentException if an argument is {@code null}
+         */
+        public Finding {
+            Arguments.notNull("address", address);
+            Arguments.notNull("kind", kind);
+            Arguments.notNull("detail", detail);
+            Arguments.notNull("budget", budget);
+        }
+
+        /**
          * Whether nothing can be listening there now: refused, or a name that does not resolve.
          *
          * @return true for {@link Kind#REFUSED} and {@link Kind#UNRESOLVED}

@@ -24,8 +24,21 @@ import java.util.TreeSet;
  */
 public final class UriReader {
 
-    /** A user name and password from the URI's user info; the user is null for a password alone. */
+    /**
+     * A user name and password from the URI's user info.
+     *
+     * @param user the user, or {@code null} for a password alone
+     * @param password the password
+     */
     public record Credentials(String user, String password) {
+
+        /**
+         * @throws IllegalArgumentException if {@code password} is {@code null}
+         */
+        public Credentials {
+            Arguments.notNull("password", password);
+        }
+
         /** @return the user and the password redacted */
         @Override
         public String toString() {
@@ -88,6 +101,8 @@ public final class UriReader {
      * @return {@code uri <part> <problem>: '<redacted uri>'}, to throw
      */
     public IllegalArgumentException invalid(String part, String problem) {
+        Arguments.notNull("part", part);
+        Arguments.notNull("problem", problem);
         return new IllegalArgumentException("uri " + part + " " + problem + ": '" + shown + "'");
     }
 
@@ -99,6 +114,7 @@ public final class UriReader {
      * @throws IllegalArgumentException if the scheme is another
      */
     public String scheme(String... allowed) {
+        Arguments.notNull("allowed", allowed);
         for (String s : allowed) {
             if (s.equals(uri.scheme())) {
                 return s;
@@ -118,6 +134,7 @@ public final class UriReader {
      * @throws IllegalArgumentException if there is no host, too many, or a port 0
      */
     public List<BackendUri.HostPort> hosts(int defaultPort, int max, String example) {
+        Arguments.notNull("example", example);
         List<BackendUri.HostPort> given = uri.hosts();
         if (given.isEmpty()) {
             throw invalid("host", "is missing: write " + example);
@@ -147,6 +164,7 @@ public final class UriReader {
      * @throws IllegalArgumentException if the user info is incomplete or the password empty
      */
     public Optional<Credentials> credentials(boolean passwordAlone, String hint) {
+        Arguments.notNull("hint", hint);
         String user = uri.user().orElse(null);
         String password = uri.password().orElse(null);
         if (user == null && password == null) {
@@ -171,6 +189,7 @@ public final class UriReader {
      * @throws IllegalArgumentException if the URI has a path
      */
     public void noPath(String hint) {
+        Arguments.notNull("hint", hint);
         if (!uri.path().isEmpty() && !uri.path().equals("/")) {
             throw invalid("path '" + uri.path() + "'", "is not understood by " + backend + " (" + hint + ")");
         }
@@ -185,6 +204,7 @@ public final class UriReader {
      * @throws IllegalArgumentException if present and empty
      */
     public Optional<String> text(String name) {
+        Arguments.notNull("name", name);
         String v = uri.params().get(name);
         if (v == null) {
             return Optional.empty();
@@ -204,6 +224,8 @@ public final class UriReader {
      * @throws IllegalArgumentException if present and empty
      */
     public String text(String name, String defaultValue) {
+        Arguments.notNull("name", name);
+        Arguments.notNull("defaultValue", defaultValue);
         String v = uri.params().get(name);
         if (v == null) {
             return defaultValue;
@@ -225,6 +247,7 @@ public final class UriReader {
      * @throws IllegalArgumentException if it is not a number from {@code min} to {@code max}
      */
     public int integer(String name, int defaultValue, int min, int max) {
+        Arguments.notNull("name", name);
         String raw = uri.params().get(name);
         if (raw == null) {
             return defaultValue;
@@ -246,6 +269,7 @@ public final class UriReader {
      * @throws IllegalArgumentException if it is anything else
      */
     public boolean flag(String name, boolean defaultValue) {
+        Arguments.notNull("name", name);
         String raw = uri.params().get(name);
         if (raw == null) {
             return defaultValue;
@@ -271,6 +295,9 @@ public final class UriReader {
      * @throws IllegalArgumentException if it is not a duration, or out of range
      */
     public Optional<Duration> duration(String name, Duration min, Duration max, boolean zeroAllowed) {
+        Arguments.notNull("name", name);
+        Arguments.notNull("min", min);
+        Arguments.notNull("max", max);
         Optional<Duration> d = uri.durationParam(name);
         if (d.isPresent() && !(zeroAllowed && d.get().isZero())
                 && (d.get().compareTo(min) < 0 || d.get().compareTo(max) > 0)) {
@@ -290,6 +317,8 @@ public final class UriReader {
      * @throws IllegalArgumentException if it names no constant
      */
     public <E extends Enum<E>> E choice(String name, E defaultValue) {
+        Arguments.notNull("name", name);
+        Arguments.notNull("defaultValue", defaultValue);
         String raw = uri.params().get(name);
         if (raw == null) {
             return defaultValue;
@@ -314,6 +343,7 @@ public final class UriReader {
      * @throws IllegalArgumentException if the path is invalid or the file cannot be read
      */
     public Optional<Path> readableFile(String name) {
+        Arguments.notNull("name", name);
         String v = uri.params().get(name);
         if (v == null) {
             return Optional.empty();
@@ -337,6 +367,7 @@ public final class UriReader {
      * @return e.g. {@code 10.0.0.5:6379} or {@code [::1]:6379}
      */
     public static String authority(BackendUri.HostPort hp) {
+        Arguments.notNull("hp", hp);
         return (hp.host().indexOf(':') >= 0 ? "[" + hp.host() + "]" : hp.host()) + (hp.port() < 0 ? "" : ":" + hp.port());
     }
 }

@@ -1,13 +1,38 @@
 /**
- * The provider author's kit: the plumbing every backend needs, written once. A backend built on
- * it reads its URI with {@link io.dlock.spi.support.UriReader} (every message names the part that
- * is wrong and shows the URI redacted), makes random ids with {@link io.dlock.spi.support.Ids}, and
- * converts lease times with {@link io.dlock.spi.support.LeaseTimes} (rounded up, never to zero,
- * never overflowing), and when its client library cannot reach the servers, asks
- * {@link io.dlock.spi.support.AddressProbe} what is at their addresses (nothing listening, another
- * service, no answer at all).
+ * The provider author's kit: the plumbing every backend needs, written once.
  *
- * <p>Everything here is thread-safe and holds no thread of its own. Bad arguments get
- * {@link java.lang.IllegalArgumentException} naming the parameter.
+ * <ul>
+ *   <li>{@link io.dlock.spi.support.UriReader} reads the backend's URI (every message names the
+ *       part that is wrong and shows the URI redacted);</li>
+ *   <li>{@link io.dlock.spi.support.Ids} makes random ids;</li>
+ *   <li>{@link io.dlock.spi.support.LeaseTimes} converts lease times (rounded up, never to zero,
+ *       never overflowing) and gives the abandon budget;</li>
+ *   <li>{@link io.dlock.spi.support.AddressProbe} says what is at the servers' addresses when the
+ *       client library cannot reach them (nothing listening, another service, no answer);</li>
+ *   <li>{@link io.dlock.spi.support.Deadline} and {@link io.dlock.spi.support.BoundedCalls} make
+ *       every backend call end by its deadline and keep the interrupt rule;</li>
+ *   <li>{@link io.dlock.spi.support.RetryingCleaner} retries, in the background, the clean-ups
+ *       that failed when first tried.</li>
+ * </ul>
+ *
+ * <p><b>The interrupt rule</b> (rule 2 of {@link io.dlock.spi}), and the two ways the kit keeps it
+ * for a wait ({@code ABORT}, {@code FINISH}), are written out in
+ * {@link io.dlock.spi.support.BoundedCalls}.
+ *
+ * <p><b>A typical backend</b> makes, when it opens, one {@code BoundedCalls} (its client library's
+ * failures mapped by a {@link io.dlock.spi.support.BoundedCalls.Failures} of its own) and one
+ * {@code RetryingCleaner}, both with the context's thread factory; every call takes a
+ * {@link io.dlock.spi.support.BoundedCalls#deadline()}; {@code abandon()} and a failed
+ * {@code release} try once within {@link io.dlock.spi.support.LeaseTimes#abandonBudget} and
+ * {@link io.dlock.spi.support.RetryingCleaner#submit submit} what failed, to be given up on once
+ * the server's own expiry has ended it; {@code close()} closes the calls (failing every pending
+ * wait at once) and then the cleaner. What to send, what the library's exceptions mean, and what
+ * a clean-up deletes stay in the backend.
+ *
+ * <p>Everything here is thread-safe. Only {@code BoundedCalls.withThreads} and
+ * {@code RetryingCleaner} run threads, made by the factory they are given, at most as many as
+ * configured, and only while there is work. Bad arguments get
+ * {@link java.lang.IllegalArgumentException} naming the parameter. No duration overflows: one too
+ * long to count in nanoseconds saturates at about 73 years.
  */
 package io.dlock.spi.support;

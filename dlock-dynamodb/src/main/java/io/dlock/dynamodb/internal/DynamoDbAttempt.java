@@ -263,12 +263,7 @@ final class DynamoDbAttempt implements AcquireAttempt<Void> {
         }
         finished = true;
         if (outcomeUnknown) {
-            try {
-                backend.abandon(request);
-            } catch (RuntimeException e) {
-                LOG.debug("dlock: could not undo a possible grant of lock '{}'; another client takes it over one "
-                        + "lease time ({}) after its last write", request.name(), request.leaseTime(), e);
-            }
+            backend.abandon(request); // never throws: what fails is retried in the background
         }
         if (maybeQueued) {
             try {

@@ -5,7 +5,10 @@ import io.dlock.Capability;
 import io.dlock.LockBackendException;
 import io.dlock.LockHolder;
 import io.dlock.Ticker;
+import io.dlock.spi.support.BoundedCalls;
+import io.dlock.spi.support.Deadline;
 import io.dlock.spi.support.Ids;
+import io.dlock.spi.support.RetryingCleaner;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.BackendContext;
@@ -25,15 +28,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -110,9 +107,10 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
     private final SdkHttpClient http;
     private final AwsCredentialsProvider credentials;
     private final ScheduledThreadPoolExecutor sdkTimer;
-    private final ThreadPoolExecutor renewals;
+    private final BoundedCalls renewals;
     private final DynamoDbClient client;
     private final Calls calls;
+    private final RetryingCleaner cleaner;
     private final Sightings sightings = new Sightings();
     /**
      * Cleared for good when {@code renewal=auto} meets a principal that may not call
@@ -138,12 +136,12 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
         sdkTimer.setRemoveOnCancelPolicy(true);
         sdkTimer.setKeepAliveTime(10, TimeUnit.SECONDS);
         sdkTimer.allowCoreThreadTimeOut(true);
-        this.renewals = new ThreadPoolExecutor(RENEW_PARALLELISM, RENEW_PARALLELISM, 10, TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(), context.threadFactory());
-        renewals.allowCoreThreadTimeOut(true);
         this.http = UrlConnectionHttpClient.builder().connectionTimeout(timeout).socketTimeout(timeout).build();
         this.credentials = credentials(settings);
-        this.calls = new Calls(context.threadFactory(), failures);
+        this.calls = new Calls(context.threadFactory(), failures, timeout);
+        this.renewals = BoundedCalls.withThreads("DynamoDB", timeout, failures, context.threadFactory(),
+                RENEW_PARALLELISM, Calls.QUEUE);
+        this.cleaner = RetryingCleaner.start("DynamoDB", context.threadFactory(), RetryingCleaner.Settings.defaults());
         try {
             ClientOverrideConfiguration.Builder override = ClientOverrideConfiguration.builder()
                     .apiCallTimeout(timeout)
@@ -452,7 +450,7 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
      * @throws LockBackendException if DynamoDB fails
      */
     void dequeue(String name, String ticket, int index) {
-        long deadline = System.nanoTime() + abandonTimeout.toNanos();
+        long deadline = Deadline.after(abandonTimeout).nanoTime();
         int at = index;
         for (int round = 0; round < 5 && deadline - System.nanoTime() > 0; round++) {
             if (at < 0) {
@@ -524,11 +522,28 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
     }
 
     /**
-     * Undoes a grant whose answer may have been lost: frees the lock if this owner holds it.
+     * Undoes a grant whose answer may have been lost: frees the lock if this owner holds it. Tries
+     * once, within the clean-up timeout; if that fails, keeps trying in the background for the
+     * lease time, after which other clients take the lock over anyway. Never throws.
      *
      * @param request the acquisition
      */
     void abandon(AcquireRequest request) {
+        try {
+            abandonOnce(request);
+        } catch (LockBackendException e) {
+            LOG.debug("dlock: could not undo a possible grant of lock '{}' yet; retrying in the background",
+                    request.name(), e);
+            if (e.retryable()) {
+                cleaner.submit(request, () -> {
+                    abandonOnce(request);
+                    return RetryingCleaner.Outcome.DONE;
+                }, request.leaseTime());
+            }
+        }
+    }
+
+    private void abandonOnce(AcquireRequest request) {
         String name = request.name();
         Map<String, AttributeValue> values = new HashMap<>();
         values.put(":me", AttributeValue.fromS(request.ownerId()));
@@ -575,7 +590,7 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
      * @return a {@link System#nanoTime()} reading
      */
     long deadline() {
-        return System.nanoTime() + timeout.toNanos();
+        return Deadline.after(timeout).nanoTime();
     }
 
     private LockItem read(String name, String operation, Duration callTimeout, boolean interruptible) {
@@ -620,7 +635,7 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
             return List.of(outcome(calls.run("renewal", grant.name(), timeout, true, () -> renewOne(grant, timeout))));
         }
         String operation = "renewal of " + grants.size() + " leases";
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = deadline();
         RenewOutcome[] out = new RenewOutcome[grants.size()];
         List<Integer> singles = new ArrayList<>();
         if (transactionsAllowed && settings.renewal.byTransaction(grants.size())) {
@@ -756,45 +771,31 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
     private record Done<T>(T value, LockBackendException failure) { }
 
     /**
-     * Runs tasks on the renewal threads (at most {@link #RENEW_PARALLELISM} at once) and waits for
-     * each until the deadline: a task that fails or is not done in time has a failure of its own,
-     * and the others keep their results. The wait is interruptible: an interrupt throws, with the
-     * flag kept.
+     * Runs tasks on the renewal threads (at most {@link #RENEW_PARALLELISM} at once, through the
+     * support kit's {@link BoundedCalls}) and waits for each until the deadline: a task that fails
+     * or is not done in time has a failure of its own, and the others keep their results. The wait
+     * is interruptible: an interrupt throws, with the flag kept.
      */
     private <T> List<Done<T>> runEach(List<Callable<T>> tasks, long deadline, String operation) {
-        List<Future<T>> futures = new ArrayList<>(tasks.size());
+        List<CompletableFuture<T>> futures = new ArrayList<>(tasks.size());
         try {
             for (Callable<T> call : tasks) {
-                futures.add(renewals.submit(call));
+                futures.add(renewals.start(call, operation, null));
             }
             List<Done<T>> results = new ArrayList<>(tasks.size());
-            for (Future<T> f : futures) {
+            for (CompletableFuture<T> f : futures) {
                 try {
-                    results.add(new Done<>(f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS),
-                            null));
-                } catch (ExecutionException e) {
-                    if (e.getCause() instanceof LockBackendException lbe) {
-                        results.add(new Done<>(null, lbe));
-                    } else if (e.getCause() instanceof RuntimeException re) {
-                        throw re;
-                    } else {
-                        results.add(new Done<>(null, new LockBackendException("the " + operation + " on DynamoDB "
-                                + settings + " failed: " + e.getCause(), null, e.getCause())));
-                    }
-                } catch (TimeoutException | CancellationException e) {
-                    results.add(new Done<>(null, new LockBackendException("the " + operation + " on DynamoDB "
-                            + settings + " did not finish within " + timeout + " (the operation timeout)", null, e)));
+                    results.add(new Done<>(renewals.await(f, Deadline.at(deadline), BoundedCalls.OnInterrupt.ABORT,
+                            operation, null), null));
+                } catch (Failures.Interrupted e) {
+                    throw e;
+                } catch (LockBackendException e) {
+                    results.add(new Done<>(null, e));
                 }
             }
             return results;
-        } catch (RejectedExecutionException e) {
-            throw new LockBackendException("the " + operation + " on DynamoDB " + settings
-                    + " was cut short: the client is closing", null, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new Failures.Interrupted("the " + operation + " on DynamoDB " + settings + " was interrupted", null, e);
         } finally {
-            for (Future<T> f : futures) {
+            for (CompletableFuture<T> f : futures) {
                 f.cancel(true);
             }
         }
@@ -802,6 +803,7 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
 
     /**
      * Releases a lease if its grant still holds the lock: removes the owner and keeps the counter.
+     * A release that fails is retried in the background until the lease has ended.
      *
      * @param lock the grant
      * @return released, or not held if the grant no longer held the lock
@@ -809,43 +811,45 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
      */
     @Override
     public ReleaseOutcome release(Grant<Void> lock) {
-        UpdateItemRequest update = heldUpdate(lock, RELEASE_UPDATE);
-        long deadline = System.nanoTime() + timeout.toNanos();
-        for (long pause = 10; ; pause *= 2) {
-            try {
-                // not interruptible: a thread that was interrupted and closes its lease must still free the lock
-                calls.run("release", lock.name(), remaining(deadline), false, () -> client.updateItem(update));
-                return ReleaseOutcome.RELEASED;
-            } catch (ConditionalCheckFailedException e) {
-                return ReleaseOutcome.NOT_HELD;
-            } catch (TransactionConflictException e) {
+        long deadline = deadline();
+        try {
+            for (long pause = 10; ; pause *= 2) {
+                ReleaseOutcome outcome = releaseOnce(lock, remaining(deadline));
+                if (outcome != null) {
+                    return outcome;
+                }
                 // this client's own renewal transaction holds the item for a moment (renewal=transaction)
                 if (deadline - System.nanoTime() <= TimeUnit.MILLISECONDS.toNanos(pause * 2)) {
-                    throw failures.of("release", "UpdateItem", lock.name(), e);
+                    throw new LockBackendException("the release of lock '" + lock.name() + "' on DynamoDB " + settings
+                            + " met this client's renewal transaction until the operation timeout", lock.name(), null);
                 }
-                pauseUninterruptibly(pause);
-            } catch (SdkException e) {
-                throw failures.of("release", "UpdateItem", lock.name(), e);
+                BoundedCalls.sleepUninterruptibly(Deadline.after(Duration.ofMillis(pause)));
             }
+        } catch (LockBackendException e) {
+            // conditional on owner and token, so safe to repeat: retried in the background until the
+            // lease has ended (after which other clients take the lock over anyway)
+            if (e.retryable()) {
+                cleaner.submit(lock, () -> releaseOnce(lock, abandonTimeout) == null ? RetryingCleaner.Outcome.RETRY
+                        : RetryingCleaner.Outcome.DONE, lock.leaseTime());
+            }
+            throw e;
         }
     }
 
-    private static void pauseUninterruptibly(long millis) {
-        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        boolean interrupted = false;
-        while (true) {
-            long left = until - System.nanoTime();
-            if (left <= 0) {
-                break;
-            }
-            try {
-                TimeUnit.NANOSECONDS.sleep(left);
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
+    /** @return the outcome, or null if a renewal transaction of this client held the item */
+    private ReleaseOutcome releaseOnce(Grant<Void> lock, Duration callTimeout) {
+        UpdateItemRequest update = heldUpdate(lock, RELEASE_UPDATE).toBuilder()
+                .overrideConfiguration(o -> timeouts(o, callTimeout)).build();
+        try {
+            // not interruptible: a thread that was interrupted and closes its lease must still free the lock
+            calls.run("release", lock.name(), callTimeout, false, () -> client.updateItem(update));
+            return ReleaseOutcome.RELEASED;
+        } catch (ConditionalCheckFailedException e) {
+            return ReleaseOutcome.NOT_HELD;
+        } catch (TransactionConflictException e) {
+            return null;
+        } catch (SdkException e) {
+            throw failures.of("release", "UpdateItem", lock.name(), e);
         }
     }
 
@@ -898,7 +902,10 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
 
     private void closeQuietly() {
         if (calls != null) {
-            calls.close();
+            calls.close(); // first: a background try waiting for its call ends at once
+        }
+        if (cleaner != null) {
+            cleaner.close();
         }
         try {
             http.close();
@@ -912,7 +919,9 @@ public final class DynamoDbLockBackend implements LockBackend<Void> {
                 LOG.debug("dlock: closing the credentials provider failed", e);
             }
         }
-        renewals.shutdownNow();
+        if (renewals != null) {
+            renewals.close();
+        }
         sdkTimer.shutdownNow();
     }
 

@@ -3,6 +3,7 @@ package io.dlock.dynamodb.internal;
 import io.dlock.LockBackendException;
 import io.dlock.LockConfigurationException;
 import io.dlock.LockConfigurationException.Kind;
+import io.dlock.spi.support.BoundedCalls;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.SocketException;
@@ -23,7 +24,7 @@ import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
  * messages do not carry them (and are scrubbed of the URI's secret parameters all the same), and
  * the URI is only ever shown redacted.
  */
-final class Failures {
+final class Failures implements BoundedCalls.Failures {
 
     /** Error codes DynamoDB (or its front door) answers when the credentials themselves are wrong. */
     private static final Set<String> BAD_CREDENTIALS = Set.of("UnrecognizedClientException",
@@ -174,41 +175,42 @@ final class Failures {
     }
 
     /**
-     * The caller was interrupted while a call was in flight.
-     *
-     * @param operation what dlock was doing
-     * @param lockName the lock, or null
-     * @param cause the interrupt
-     * @return the exception to throw (the caller sets its interrupt flag again)
+     * The caller was interrupted while a call was in flight: its outcome is unknown, and the kit
+     * sets the flag again.
      */
-    Interrupted interrupted(String operation, String lockName, InterruptedException cause) {
-        return new Interrupted(what(operation, lockName) + " was interrupted; its outcome is unknown", lockName, cause);
+    @Override
+    public Interrupted interrupted(BoundedCalls.Call call, InterruptedException cause) {
+        return new Interrupted(what(call.operation(), call.lockName()) + " was interrupted; its outcome is unknown",
+                call.lockName(), cause);
     }
 
-    /**
-     * A call that ran past its timeout without the SDK giving up first.
-     *
-     * @param operation what dlock was doing
-     * @param lockName the lock, or null
-     * @param timeout the call's timeout
-     * @param cause the caller's timeout
-     * @return the exception to throw
-     */
-    LockBackendException timedOut(String operation, String lockName, Duration timeout, Exception cause) {
-        return new LockBackendException(what(operation, lockName) + " got no answer from " + settings.server()
-                + " within " + timeout + " (the operation timeout)", lockName, cause);
+    /** A call that ran past its timeout without the SDK giving up first. */
+    @Override
+    public LockBackendException timedOut(BoundedCalls.Call call, Duration waited) {
+        return new LockBackendException(what(call.operation(), call.lockName()) + " got no answer from "
+                + settings.server() + " within " + timeout + " (the operation timeout)", call.lockName(), null);
     }
 
-    /**
-     * A call refused because the backend is closed.
-     *
-     * @param operation what dlock was doing
-     * @param lockName the lock, or null
-     * @param cause the refusal
-     * @return the exception to throw
-     */
-    LockBackendException closed(String operation, String lockName, Exception cause) {
-        return new LockBackendException(what(operation, lockName) + " was refused: the client is closed", lockName, cause);
+    /** A call refused because the backend is closed, or cut short by its close. */
+    @Override
+    public LockBackendException closed(BoundedCalls.Call call) {
+        return new LockBackendException(what(call.operation(), call.lockName()) + " was refused: the client is closed",
+                call.lockName(), null);
+    }
+
+    /** Every call thread busy and the queue full: not sent. */
+    @Override
+    public LockBackendException overloaded(BoundedCalls.Call call, int threads, int queued) {
+        return new LockBackendException(what(call.operation(), call.lockName()) + " was not sent: " + queued
+                + " calls of this client already wait for one of its " + threads + " call threads; try again later",
+                call.lockName(), null);
+    }
+
+    /** A call that failed with a checked exception (the SDK throws unchecked ones, which {@link #of} maps). */
+    @Override
+    public LockBackendException failed(BoundedCalls.Call call, Throwable cause) {
+        return new LockBackendException(what(call.operation(), call.lockName()) + " failed: " + cause, call.lockName(),
+                cause);
     }
 
     private String what(String operation, String lockName) {

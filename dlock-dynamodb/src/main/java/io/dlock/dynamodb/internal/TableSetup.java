@@ -3,6 +3,7 @@ package io.dlock.dynamodb.internal;
 import io.dlock.LockBackendException;
 import io.dlock.LockConfigurationException;
 import io.dlock.LockConfigurationException.Kind;
+import io.dlock.spi.support.Deadline;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -49,7 +50,7 @@ final class TableSetup {
      *     the action
      */
     void ensureTable() {
-        long deadline = System.nanoTime() + READY_TIMEOUT.plus(timeout).toNanos();
+        long deadline = Deadline.after(timeout).nanoTime() + READY_TIMEOUT.toNanos();
         TableDescription table = describe();
         if (table == null) {
             try {

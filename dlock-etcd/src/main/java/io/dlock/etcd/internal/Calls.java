@@ -5,6 +5,9 @@ import io.dlock.LockConfigurationException;
 import io.dlock.LockConfigurationException.Kind;
 import io.dlock.Ticker;
 import io.dlock.spi.support.AddressProbe;
+import io.dlock.spi.support.BoundedCalls;
+import io.dlock.spi.support.Deadline;
+import io.dlock.spi.support.LeaseTimes;
 import io.dlock.spi.support.UriReader;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.grpc.Status;
@@ -23,8 +26,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -32,7 +33,8 @@ import javax.net.ssl.SSLException;
 
 /**
  * Runs jetcd's asynchronous calls against a deadline: waits without being interruptible (the
- * interrupt flag is kept for the caller), sends an idempotent request again to another member when
+ * interrupt flag is kept for the caller: the support kit's {@link BoundedCalls#awaitUninterruptibly},
+ * in a loop of etcd's own), sends an idempotent request again to another member when
  * the one it went to is slow to answer (a hedge) or failed transiently (no leader, leader changed,
  * connection lost), cancels what did not answer, and turns every failure into a
  * {@link LockBackendException} whose message names the operation, the lock and the servers, never
@@ -77,12 +79,12 @@ final class Calls {
         this.timeout = timeout;
         this.closed = closed;
         this.routes = Math.max(1, settings.hosts.size());
-        this.hedgeNanos = Math.min(MAX_HEDGE, Math.max(MIN_HEDGE, timeout.toNanos() / 4));
+        this.hedgeNanos = Math.min(MAX_HEDGE, Math.max(MIN_HEDGE, LeaseTimes.saturatedNanos(timeout) / 4));
     }
 
-    /** @return a deadline on {@link System#nanoTime()}, one operation timeout from now */
+    /** @return a deadline on {@link System#nanoTime()}, one operation timeout from now (saturated) */
     long deadline() {
-        return System.nanoTime() + timeout.toNanos();
+        return Deadline.after(timeout).nanoTime();
     }
 
     /**
@@ -221,7 +223,7 @@ final class Calls {
                     if (deadline - now <= 0) {
                         cancelInFlight();
                         throw new LockBackendException("etcd: " + what + describeLock() + " got no answer within "
-                                + timeout.toMillis() + " ms from " + settings.server()
+                                + TimeUnit.NANOSECONDS.toMillis(LeaseTimes.saturatedNanos(timeout)) + " ms from " + settings.server()
                                 + (sends > 1 ? " (sent " + sends + " times" + (lastFailure == null ? ")"
                                 : "; the last failure: " + scrub(describe(lastFailure)) + ")") : ""),
                                 lockName, lastFailure);
@@ -258,23 +260,17 @@ final class Calls {
                         }
                     }
                     if (Thread.interrupted()) {
-                        interrupted = true;
+                        interrupted = true; // sends go out with the flag clear; set again when the call ends
                     }
-                    long wait = Math.max(0, wakeAt - now);
+                    // the support kit's waits: not cut short by an interrupt (they record it, cleared above)
                     if (inFlight.isEmpty()) {
-                        LockSupport.parkNanos(wait);
-                        continue;
-                    }
-                    try {
-                        anyOf().get(wait, TimeUnit.NANOSECONDS);
-                    } catch (InterruptedException e) {
-                        interrupted = true;
-                    } catch (TimeoutException | ExecutionException | CancellationException e) {
-                        // looked at in the next round
+                        BoundedCalls.sleepUninterruptibly(Deadline.at(wakeAt));
+                    } else {
+                        BoundedCalls.awaitUninterruptibly(anyOf(), Deadline.at(wakeAt));
                     }
                 }
             } finally {
-                if (interrupted) {
+                if (interrupted || Thread.interrupted()) {
                     Thread.currentThread().interrupt();
                 }
             }

@@ -5,7 +5,9 @@ import io.dlock.Capability;
 import io.dlock.LockBackendException;
 import io.dlock.LockHolder;
 import io.dlock.Ticker;
+import io.dlock.spi.support.Deadline;
 import io.dlock.spi.support.Ids;
+import io.dlock.spi.support.RetryingCleaner;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.BackendContext;
@@ -27,6 +29,7 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -38,8 +41,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -67,7 +68,11 @@ public final class EtcdLockBackend implements LockBackend<EtcdGrant> {
     /** The most keys one renewal check reads in one transaction (etcd allows 128 operations by default). */
     static final int CHECK_BATCH = 64;
 
-    private static final long SWEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+    /**
+     * The most deletes waiting to be retried. Generous: a key whose delete is dropped stays for as
+     * long as the client keeps its etcd lease alive, blocking its lock; each entry is small.
+     */
+    static final int MAX_PENDING_DELETES = 65_536;
     /** Threads for jetcd's callbacks, whatever the number of locks and waiters. */
     static final int CALLBACK_THREADS = 4;
     /**
@@ -87,8 +92,7 @@ public final class EtcdLockBackend implements LockBackend<EtcdGrant> {
     private final Calls calls;
     private final Leases leases;
     private final Set<EtcdAttempt> attempts = ConcurrentHashMap.newKeySet();
-    private final Set<PendingDelete> pendingDeletes = ConcurrentHashMap.newKeySet();
-    private final AtomicBoolean sweepScheduled = new AtomicBoolean();
+    private final RetryingCleaner cleaner;
     private final AtomicBoolean closed = new AtomicBoolean();
     /** The last part of this client's reusable key of every name: {@code c} and 128 random bits in hex. */
     private final String pathId;
@@ -128,7 +132,7 @@ public final class EtcdLockBackend implements LockBackend<EtcdGrant> {
                     .target(settings.target())
                     .executorService(jetcdExecutor)
                     .connectTimeout(Duration.ofMillis(Math.max(1, Math.min(Integer.MAX_VALUE,
-                            context.operationTimeout().toMillis()))))
+                            TimeUnit.NANOSECONDS.toMillis(LeaseTimes.saturatedNanos(context.operationTimeout()))))))
                     // this backend retries idempotent requests itself, within each call's deadline; a
                     // request fails fast while no server is reachable, so that the last failure says why
                     .retryMaxAttempts(0)
@@ -156,6 +160,8 @@ public final class EtcdLockBackend implements LockBackend<EtcdGrant> {
         }
         this.client = built;
         this.calls = new Calls(settings, context.ticker(), context.operationTimeout(), closed::get);
+        this.cleaner = RetryingCleaner.start("etcd", context.threadFactory(),
+                RetryingCleaner.Settings.defaults().withMaxPending(MAX_PENDING_DELETES));
         this.leases = new Leases(client.getLeaseClient(), calls, scheduler, keepAliveExecutor, context.ticker(),
                 context.events(), context.operationTimeout(), settings.server(), this::leaseGone);
     }
@@ -312,7 +318,8 @@ public final class EtcdLockBackend implements LockBackend<EtcdGrant> {
     private void end(PendingDelete p, Object pathUser) {
         String name = p.name;
         // undoing is a courtesy the caller should not wait long for
-        long deadline = System.nanoTime() + LeaseTimes.abandonBudget(context.operationTimeout(), Duration.ofMillis(50)).toNanos();
+        long deadline = Deadline.after(LeaseTimes.abandonBudget(context.operationTimeout(), Duration.ofMillis(50)))
+                .nanoTime();
         try {
             p.done(calls.run("abandon", name, deadline, p::send, true));
             if (pathUser != null) {
@@ -332,7 +339,8 @@ public final class EtcdLockBackend implements LockBackend<EtcdGrant> {
     }
 
     /**
-     * Retries a delete in the background.
+     * Retries a delete in the background (the support kit's {@link RetryingCleaner}, backoff from
+     * 50 ms to 1 s), until it succeeds or the key's lease is gone.
      *
      * @param pathUser what used the client's reusable key that is to be deleted, or null for
      *     another key; the pending delete takes it over until the key is gone
@@ -344,71 +352,39 @@ public final class EtcdLockBackend implements LockBackend<EtcdGrant> {
         if (closed.get()) {
             return;
         }
-        pendingDeletes.add(p);
-        scheduleSweep();
+        // the key goes at the latest with its lease, which this client keeps alive: no expiry to wait for
+        cleaner.submit(p, () -> retryDelete(p), ChronoUnit.FOREVER.getDuration());
     }
 
     /** A pending delete is over: its key is gone. */
     private void deleted(PendingDelete p) {
-        pendingDeletes.remove(p);
         if (p.sharedPath) {
             freePath(p.name, p);
         }
     }
 
-    private void scheduleSweep() {
-        if (closed.get() || !sweepScheduled.compareAndSet(false, true)) {
-            return;
+    /** One background try of a delete; a failure is thrown, and the cleaner tries again. */
+    private RetryingCleaner.Outcome retryDelete(PendingDelete p) {
+        if (closed.get()) {
+            return RetryingCleaner.Outcome.DONE; // closing revokes the leases, and every key with them
+        }
+        if (p.lease != null && p.lease.isGone()) {
+            deleted(p); // the key went with its lease
+            return RetryingCleaner.Outcome.DONE;
         }
         try {
-            scheduler.schedule(this::sweep, SWEEP_NANOS, TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
-            sweepScheduled.set(false);
+            p.done(calls.run("clean-up", p.name, calls.deadline(), p::send, true));
+        } catch (LeaseGoneException e) {
+            deleted(p); // the key went with its lease
+            leases.goneLater(p.lease, "a guarded delete was answered: lease not found");
+            return RetryingCleaner.Outcome.DONE;
         }
-    }
-
-    /** Retries the deletes that failed; asynchronous, never blocks the scheduler thread. */
-    private void sweep() {
-        sweepScheduled.set(false);
-        if (closed.get()) {
-            return;
+        deleted(p);
+        if (p.lease != null) {
+            p.lease.grants.removeIf(g -> g.key.equals(p.key));
         }
-        for (PendingDelete p : pendingDeletes) {
-            if (p.lease != null && p.lease.isGone()) {
-                deleted(p); // the key went with its lease
-                continue;
-            }
-            if (!p.inFlight.compareAndSet(false, true)) {
-                continue;
-            }
-            CompletableFuture<TxnResponse> f;
-            try {
-                f = p.send();
-            } catch (RuntimeException e) {
-                p.inFlight.set(false);
-                continue;
-            }
-            scheduler.schedule(() -> f.cancel(true), context.operationTimeout().toNanos(), TimeUnit.NANOSECONDS);
-            f.whenComplete((r, t) -> {
-                p.inFlight.set(false);
-                if (t == null) {
-                    p.done(r);
-                    deleted(p);
-                    if (p.lease != null) {
-                        p.lease.grants.removeIf(g -> g.key.equals(p.key));
-                    }
-                    LOG.debug("dlock: deleted the key of lock '{}' in the background", p.name);
-                } else if (Calls.leaseNotFound(t)) {
-                    deleted(p); // the key went with its lease
-                    leases.goneLater(p.lease, "a guarded delete was answered: lease not found");
-                } else {
-                    scheduleSweep();
-                }
-            });
-        }
-        if (!pendingDeletes.isEmpty()) {
-            scheduleSweep();
-        }
+        LOG.debug("dlock: deleted the key of lock '{}' in the background", p.name);
+        return RetryingCleaner.Outcome.DONE;
     }
 
     /**
@@ -426,7 +402,6 @@ public final class EtcdLockBackend implements LockBackend<EtcdGrant> {
         final boolean sharedPath;
         /** The keys of a guarded end, or null. */
         final List<ByteSequence> guardedKeys;
-        final AtomicBoolean inFlight = new AtomicBoolean();
 
         PendingDelete(String name, ByteSequence key, long revision, String ownerId, EtcdLease lease,
                       boolean sharedPath, List<ByteSequence> guardedKeys) {
@@ -461,6 +436,11 @@ public final class EtcdLockBackend implements LockBackend<EtcdGrant> {
             if (guardedKeys != null) {
                 lease.guardMoved(r.getHeader().getRevision());
             }
+        }
+
+        @Override
+        public String toString() {
+            return "the delete of the key of lock '" + name + "'" + (guardedKeys == null ? "" : " (guarded)");
         }
 
         /** @return whether the transaction deleted {@link #key} */
@@ -669,7 +649,6 @@ public final class EtcdLockBackend implements LockBackend<EtcdGrant> {
         for (EtcdAttempt a : attempts) {
             a.wakeUp();
         }
-        pendingDeletes.clear();
         paths.clear();
         try {
             leases.close(calls.deadline());
@@ -682,10 +661,11 @@ public final class EtcdLockBackend implements LockBackend<EtcdGrant> {
         } catch (RuntimeException e) {
             LOG.debug("dlock: closing the jetcd client failed", e);
         }
+        cleaner.close(); // after jetcd: a background try waiting for an answer ends with the client
         jetcdExecutor.shutdownNow();
         keepAliveExecutor.shutdownNow();
         try {
-            long wait = Math.min(TimeUnit.SECONDS.toNanos(2), context.operationTimeout().toNanos());
+            long wait = Math.min(TimeUnit.SECONDS.toNanos(2), LeaseTimes.saturatedNanos(context.operationTimeout()));
             if (!scheduler.awaitTermination(wait, TimeUnit.NANOSECONDS)
                     || !jetcdExecutor.awaitTermination(wait, TimeUnit.NANOSECONDS)
                     || !keepAliveExecutor.awaitTermination(wait, TimeUnit.NANOSECONDS)) {

@@ -1,6 +1,7 @@
 package io.dlock.etcd.internal;
 
 import io.dlock.LockBackendException;
+import io.dlock.spi.support.LeaseTimes;
 import io.dlock.LockConfigurationException;
 import io.dlock.LockConfigurationException.Kind;
 import io.dlock.LostReason;
@@ -58,7 +59,7 @@ final class Leases {
         this.worker = worker;
         this.ticker = ticker;
         this.events = events;
-        this.timeoutNanos = timeout.toNanos();
+        this.timeoutNanos = LeaseTimes.saturatedNanos(timeout);
         this.server = server;
         this.onGone = onGone;
     }

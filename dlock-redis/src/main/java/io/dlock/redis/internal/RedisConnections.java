@@ -3,6 +3,7 @@ package io.dlock.redis.internal;
 import io.dlock.LockBackendException;
 import io.dlock.LockConfigurationException;
 import io.dlock.LockConfigurationException.Kind;
+import io.dlock.spi.support.LeaseTimes;
 import java.io.EOFException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
@@ -41,6 +42,14 @@ import org.slf4j.LoggerFactory;
  * (borrowing, the socket read timeout and one quick retry all come out of it), with every failure
  * turned into a {@link LockBackendException} that says what to check and never shows the password.
  * Thread-safe.
+ *
+ * <p>Calls run on the caller's thread, not on the support kit's {@code BoundedCalls}: jedis's I/O
+ * blocks with a socket read timeout set to what is left of the call's budget, so a call ends
+ * within its budget with no thread or future of ours to wait on. The interrupt rule holds as it
+ * is: blocking socket I/O on a platform thread does not give in to an interrupt (the flag stays
+ * set and the call ends by its budget), on a virtual thread the interrupt closes the socket (the
+ * call fails, flag set), and the one wait that does give in, for a pooled connection, throws with
+ * the flag set again.
  */
 final class RedisConnections implements AutoCloseable {
 
@@ -64,7 +73,7 @@ final class RedisConnections implements AutoCloseable {
      */
     RedisConnections(RedisSettings settings, IntFunction<Setup> clientConfigs, Duration operationTimeout) {
         this.settings = settings;
-        this.timeoutNanos = operationTimeout.toNanos();
+        this.timeoutNanos = LeaseTimes.saturatedNanos(operationTimeout);
         GenericObjectPoolConfig<Connection> poolConfig = new GenericObjectPoolConfig<>();
         poolConfig.setMaxTotal(settings.poolSize);
         poolConfig.setMaxIdle(settings.poolSize);
@@ -218,6 +227,13 @@ final class RedisConnections implements AutoCloseable {
             try {
                 borrowDeadline[0] = deadline;
                 c = pool.borrowObject(Duration.ofNanos(Math.max(1_000_000L, deadline - System.nanoTime())));
+            } catch (InterruptedException e) {
+                // the one wait of a call that gives in to an interrupt (blocking socket I/O does not):
+                // the interrupt rule, flag kept, so that the core reports an interrupt, not a failure
+                Thread.currentThread().interrupt();
+                String what = lockName == null ? operation : operation + " of lock '" + lockName + "'";
+                throw new LockBackendException("the " + what + " on " + settings.server() + " was interrupted while it"
+                        + " waited for a pooled connection; nothing was sent", lockName, e);
             } catch (Exception e) {
                 if (hasCause(e, RedisSocketFactory.NotRedisException.class)) {
                     throw notRedis(operation, lockName, e);

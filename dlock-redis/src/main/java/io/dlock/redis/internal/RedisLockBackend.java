@@ -7,6 +7,8 @@ import io.dlock.LockConfigurationException;
 import io.dlock.LockConfigurationException.Kind;
 import io.dlock.LockHolder;
 import io.dlock.spi.support.Ids;
+import io.dlock.spi.support.RetryingCleaner;
+import io.dlock.spi.support.RetryingCleaner.Outcome;
 import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
@@ -63,14 +65,14 @@ public final class RedisLockBackend implements LockBackend<Void> {
     private final long timeoutNanos;
     private final long abandonNanos;
     private final String lockDelayMillis;
-    private final BackgroundAbandon backgroundAbandon;
+    private final RetryingCleaner cleaner;
     /** The marker time of the last lock-delay this client logged, so that each is logged once. */
     private volatile String loggedLockDelay;
 
     private RedisLockBackend(BackendContext context, RedisSettings settings, SSLSocketFactory sslSocketFactory) {
         this.settings = settings;
         this.keys = new Keys(settings.prefix);
-        this.timeoutNanos = context.operationTimeout().toNanos();
+        this.timeoutNanos = LeaseTimes.saturatedNanos(context.operationTimeout());
         this.lockDelayMillis = settings.lockDelay.isZero() ? "0" : Long.toString(LeaseTimes.ceilMillis(settings.lockDelay));
         // undoing a lost grant is a courtesy (the key expires anyway): do not double the caller's wait
         this.abandonNanos = LeaseTimes.abandonBudget(context.operationTimeout(), Duration.ofMillis(50)).toNanos();
@@ -81,7 +83,7 @@ public final class RedisLockBackend implements LockBackend<Void> {
             JedisClientConfig config = clientConfig(settings, millis);
             return new RedisConnections.Setup(config, new RedisSocketFactory(address, config, settings.tls, sslSocketFactory));
         }, context.operationTimeout());
-        this.backgroundAbandon = new BackgroundAbandon(context.threadFactory(), this::tryAbandon);
+        this.cleaner = RetryingCleaner.start("Redis", context.threadFactory(), RetryingCleaner.Settings.defaults());
         this.subscriber = new ReleaseSubscriber(settings, clientConfig,
                 new RedisSocketFactory(address, clientConfig, settings.tls, sslSocketFactory), context.threadFactory(),
                 keys.control(Ids.randomHex(8)),
@@ -219,12 +221,13 @@ public final class RedisLockBackend implements LockBackend<Void> {
 
     /**
      * Deletes the key if this attempt's owner holds it: undoes a grant whose answer was lost.
-     * Tries once, briefly; if that fails, keeps trying in the background ({@link BackgroundAbandon}).
-     * Never throws.
+     * Tries once, briefly; if that fails (while answers are lost, a new connection's set-up is never
+     * answered, so it usually does), keeps trying in the background for the lease time, after
+     * which the key has expired. Never throws.
      */
     void abandon(AcquireRequest request) {
         if (!tryAbandon(request)) {
-            backgroundAbandon.add(request);
+            cleaner.submit(request, () -> tryAbandon(request) ? Outcome.DONE : Outcome.RETRY, request.leaseTime());
         }
     }
 
@@ -295,7 +298,8 @@ public final class RedisLockBackend implements LockBackend<Void> {
     }
 
     /**
-     * Releases a lease if its owner still holds it, and notifies waiters.
+     * Releases a lease if its owner still holds it, and notifies waiters. A release that gets no
+     * answer is retried in the background until the lease has ended.
      *
      * @param grant the grant
      * @return released, or not held
@@ -304,12 +308,29 @@ public final class RedisLockBackend implements LockBackend<Void> {
     @Override
     public ReleaseOutcome release(Grant<Void> grant) {
         String name = grant.name();
-        Object reply = connections.eval(Script.RELEASE, List.of(keys.lock(name)),
-                List.of(expectedValue(grant), keys.released(name)), "release", name, timeoutNanos);
+        Object reply;
+        try {
+            reply = releaseOnce(grant, timeoutNanos);
+        } catch (LockBackendException e) {
+            // owner-checked, so safe to repeat: retried in the background until the lease has ended
+            if (e.retryable()) {
+                cleaner.submit(grant, () -> {
+                    releaseOnce(grant, abandonNanos);
+                    return Outcome.DONE;
+                }, grant.leaseTime());
+            }
+            throw e;
+        }
         if (reply instanceof Long n) {
             return n == 1L ? ReleaseOutcome.RELEASED : ReleaseOutcome.NOT_HELD;
         }
         throw unexpected("release", name, reply);
+    }
+
+    private Object releaseOnce(Grant<Void> grant, long budgetNanos) {
+        String name = grant.name();
+        return connections.eval(Script.RELEASE, List.of(keys.lock(name)),
+                List.of(expectedValue(grant), keys.released(name)), "release", name, budgetNanos);
     }
 
     /**
@@ -389,7 +410,7 @@ public final class RedisLockBackend implements LockBackend<Void> {
     @Override
     public void close() {
         try {
-            backgroundAbandon.close();
+            cleaner.close();
             subscriber.close();
         } finally {
             connections.close();

@@ -1,5 +1,6 @@
 package io.dlock.tck.mem;
 
+import io.dlock.spi.support.Arguments;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
 import io.dlock.LockConfigurationException;
@@ -91,6 +92,7 @@ public class MemFixture implements TckFixture {
 
     @Override
     public Optional<FreezableClient> openFreezable(LockClientConfig.Builder config) {
+        Arguments.notNull("config", config);
         String linkId = UUID.randomUUID().toString();
         LockClient client = LockClient.open(config.uri(uri() + "?link=" + linkId).build());
         MemLink link = MemServer.named(server).link(linkId).orElseThrow();

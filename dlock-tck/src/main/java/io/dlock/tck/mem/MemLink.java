@@ -1,5 +1,6 @@
 package io.dlock.tck.mem;
 
+import io.dlock.spi.support.Arguments;
 import io.dlock.LockBackendException;
 import io.dlock.tck.NetworkFault;
 import java.time.Duration;
@@ -87,6 +88,7 @@ public final class MemLink {
      * @return the client with this link's controls; closing it heals the link and closes the client
      */
     public io.dlock.tck.FreezableClient freezable(io.dlock.LockClient client) {
+        Arguments.notNull("client", client);
         MemLink link = this;
         return new io.dlock.tck.FreezableClient() {
             @Override
@@ -137,6 +139,7 @@ public final class MemLink {
      * @return the link
      */
     public static MemLink create(Duration timeout) {
+        Arguments.notNull("timeout", timeout);
         return new MemLink(timeout);
     }
 
@@ -300,6 +303,7 @@ public final class MemLink {
      * @throws io.dlock.LockBackendException if no answer came within the timeout, or the link was reset
      */
     public <T> T call(String lockName, Supplier<T> request) {
+        Arguments.notNull("request", request);
         Call<T> call = new Call<>(request, lockName);
         boolean direct = false;
         boolean applyNow = false;

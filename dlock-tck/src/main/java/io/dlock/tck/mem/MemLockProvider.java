@@ -1,5 +1,6 @@
 package io.dlock.tck.mem;
 
+import io.dlock.spi.support.Arguments;
 import io.dlock.Capability;
 import io.dlock.LockHolder;
 import io.dlock.spi.AcquireAttempt;
@@ -48,6 +49,7 @@ public final class MemLockProvider implements LockProvider {
 
     @Override
     public LockBackend<Void> open(BackendContext context) {
+        Arguments.notNull("context", context);
         BackendUri uri = context.uri();
         String server = uri.hosts().isEmpty() ? "default" : uri.hosts().get(0).host();
         String linkId = uri.param("link").orElse(UUID.randomUUID().toString());

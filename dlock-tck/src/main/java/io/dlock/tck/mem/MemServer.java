@@ -1,5 +1,6 @@
 package io.dlock.tck.mem;
 
+import io.dlock.spi.support.Arguments;
 import io.dlock.LockConfigurationException;
 import io.dlock.LockHolder;
 import java.time.Duration;
@@ -45,6 +46,7 @@ public final class MemServer {
      * @return the server
      */
     public static MemServer named(String name) {
+        Arguments.notNull("name", name);
         return SERVERS.computeIfAbsent(name, MemServer::new);
     }
 
@@ -54,6 +56,7 @@ public final class MemServer {
      * @param name the server name
      */
     public static void drop(String name) {
+        Arguments.notNull("name", name);
         SERVERS.remove(name);
     }
 
@@ -98,6 +101,7 @@ public final class MemServer {
      * @return the link, if such a client is open
      */
     public Optional<MemLink> link(String linkId) {
+        Arguments.notNull("linkId", linkId);
         return Optional.ofNullable(links.get(linkId));
     }
 

@@ -3,14 +3,12 @@ package io.dlock.zookeeper.internal;
 import io.dlock.LockBackendException;
 import io.dlock.LockConfigurationException;
 import io.dlock.LockConfigurationException.Kind;
+import io.dlock.spi.support.BoundedCalls;
+import io.dlock.spi.support.BoundedCalls.OnInterrupt;
+import io.dlock.spi.support.Deadline;
+import io.dlock.spi.support.LeaseTimes;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.zookeeper.KeeperException;
@@ -19,8 +17,10 @@ import org.apache.zookeeper.KeeperException;
  * Runs Curator operations in the background and waits for their answers with a deadline of our
  * own, so that no call outlasts the operation timeout whatever the network does (a foreground
  * ZooKeeper call only fails when the client gives up on the connection, after two thirds of the
- * session timeout). Waits are uninterruptible but restore the interrupt flag; {@link #close()}
- * fails every pending wait at once.
+ * session timeout). The waiting is the support kit's ({@link BoundedCalls}): uninterruptible, the
+ * flag restored ({@link OnInterrupt#FINISH}), and {@link #close()} fails every pending wait at
+ * once. What stays here is ZooKeeper's: starting an operation with a callback, and what its
+ * result codes and a missing answer mean.
  */
 final class Calls {
 
@@ -30,28 +30,55 @@ final class Calls {
         void start(BackgroundCallback callback) throws Exception;
     }
 
-    private final long timeoutNanos;
     private final Duration timeout;
-    private final Set<CompletableFuture<CuratorEvent>> pending = ConcurrentHashMap.newKeySet();
-    private volatile boolean closed;
+    private final BoundedCalls calls;
     private volatile boolean credentialsRefused;
 
     Calls(Duration timeout) {
         this.timeout = timeout;
-        this.timeoutNanos = saturatedNanos(timeout);
+        this.calls = BoundedCalls.forFutures("ZooKeeper", timeout, new ZkFailures());
+    }
+
+    /** What the kit's waits end with, in ZooKeeper's terms. */
+    private final class ZkFailures implements BoundedCalls.Failures {
+        @Override
+        public LockBackendException timedOut(BoundedCalls.Call call, Duration waited) {
+            if (credentialsRefused) {
+                return credentialsRefused(call.operation(), call.lockName(), null);
+            }
+            return new ConnectionTrouble("ZooKeeper did not answer " + call.operation()
+                    + " within the operation timeout of " + timeout, call.lockName());
+        }
+
+        @Override
+        public LockBackendException closed(BoundedCalls.Call call) {
+            return new LockBackendException("the ZooKeeper backend is closed", call.lockName(), null);
+        }
+
+        @Override
+        public LockBackendException failed(BoundedCalls.Call call, Throwable cause) {
+            Throwable why = cause instanceof CouldNotStart && cause.getCause() != null ? cause.getCause() : cause;
+            return new LockBackendException("ZooKeeper " + call.operation() + " could not be started: " + why,
+                    call.lockName(), why);
+        }
+    }
+
+    /** Carries what Curator threw when an operation could not start, checked or not, to {@link ZkFailures#failed}. */
+    private static final class CouldNotStart extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        CouldNotStart(Exception cause) {
+            super(cause);
+        }
     }
 
     static long saturatedNanos(Duration d) {
-        try {
-            return d.toNanos();
-        } catch (ArithmeticException e) {
-            return Long.MAX_VALUE / 4;
-        }
+        return LeaseTimes.saturatedNanos(d);
     }
 
     /** @return the deadline, on {@link System#nanoTime()}, of an operation that starts now */
     long deadline() {
-        return System.nanoTime() + Math.min(timeoutNanos, Long.MAX_VALUE / 4);
+        return calls.deadline().nanoTime();
     }
 
     Duration timeout() {
@@ -60,20 +87,14 @@ final class Calls {
 
     /** Starts an operation; its future completes with Curator's event, or fails if it could not start. */
     CompletableFuture<CuratorEvent> start(Op op) {
-        CompletableFuture<CuratorEvent> f = new CompletableFuture<>();
-        if (closed) {
-            f.completeExceptionally(closedException());
-            return f;
+        CompletableFuture<CuratorEvent> f = calls.track(new CompletableFuture<>());
+        if (f.isDone()) {
+            return f; // closed
         }
-        pending.add(f);
-        f.whenComplete((r, t) -> pending.remove(f));
         try {
             op.start((client, event) -> f.complete(event));
         } catch (Exception e) {
-            f.completeExceptionally(e);
-        }
-        if (closed) {
-            f.completeExceptionally(closedException());
+            f.completeExceptionally(new CouldNotStart(e)); // checked: the wait reports it as a failure to start
         }
         return f;
     }
@@ -86,48 +107,12 @@ final class Calls {
      *     could not start
      */
     CuratorEvent await(CompletableFuture<CuratorEvent> f, long deadline, String what, String lockName) {
-        boolean interrupted = false;
-        try {
-            while (true) {
-                long left = deadline - System.nanoTime();
-                try {
-                    if (left <= 0) {
-                        CuratorEvent done = f.getNow(null);
-                        if (done != null) {
-                            return done;
-                        }
-                        throw new TimeoutException();
-                    }
-                    return f.get(left, TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                } catch (TimeoutException e) {
-                    if (credentialsRefused) {
-                        throw credentialsRefused(what, lockName, null);
-                    }
-                    throw new ConnectionTrouble("ZooKeeper did not answer " + what + " within the operation timeout of "
-                            + timeout, lockName);
-                } catch (ExecutionException e) {
-                    Throwable cause = e.getCause();
-                    if (cause instanceof LockBackendException) {
-                        throw new LockBackendException(cause.getMessage(), lockName, cause);
-                    }
-                    throw new LockBackendException("ZooKeeper " + what + " could not be started: " + cause, lockName, cause);
-                }
-            }
-        } finally {
-            if (!f.isDone()) {
-                forget(f); // nobody waits for it any more; its late answer is dropped
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        return calls.await(f, Deadline.at(deadline), OnInterrupt.FINISH, what, lockName);
     }
 
     /** Stops tracking an operation whose answer nobody waits for. */
     void forget(CompletableFuture<CuratorEvent> f) {
-        pending.remove(f);
+        calls.forget(f);
     }
 
     /** Waits like {@link #await}, then requires result code OK. */
@@ -205,17 +190,10 @@ final class Calls {
 
     /** Fails every pending and future wait. */
     void close() {
-        closed = true;
-        for (CompletableFuture<CuratorEvent> f : new ArrayList<>(pending)) {
-            f.completeExceptionally(closedException());
-        }
+        calls.close();
     }
 
     boolean isClosed() {
-        return closed;
-    }
-
-    private static LockBackendException closedException() {
-        return new LockBackendException("the ZooKeeper backend is closed", null, null);
+        return calls.isClosed();
     }
 }

@@ -104,7 +104,7 @@ final class ZkAttempt implements AcquireAttempt<ZkGrant> {
             } else if (node.name.startsWith(nodePrefix)) {
                 // a second node of ours: it cannot happen without retries, but never wait for ourselves,
                 // and never leave one behind to block the queue after we release
-                b.janitor.deletePath(parent, parent + "/" + node.name);
+                b.leftovers.deletePath(parent, parent + "/" + node.name);
             } else if (!found) {
                 previous = node;
             }
@@ -346,7 +346,7 @@ final class ZkAttempt implements AcquireAttempt<ZkGrant> {
         try {
             removeWatch();
             if (createUncertain) {
-                b.janitor.sweep(parent, nodePrefix);
+                b.leftovers.sweep(parent, nodePrefix);
             }
             if (path == null) {
                 return;
@@ -364,12 +364,12 @@ final class ZkAttempt implements AcquireAttempt<ZkGrant> {
             }
             if (code != KeeperException.Code.OK && code != KeeperException.Code.NONODE) {
                 LOG.debug("dlock: could not delete abandoned lock node {} ({}); will retry", node, code);
-                b.janitor.deletePath(parent, node);
+                b.leftovers.deletePath(parent, node);
             }
         } catch (RuntimeException e) {
             LOG.warn("dlock: abandoning an acquire attempt on lock '{}' failed", request.name(), e);
             if (path != null) {
-                b.janitor.deletePath(parent, path);
+                b.leftovers.deletePath(parent, path);
             }
         }
     }

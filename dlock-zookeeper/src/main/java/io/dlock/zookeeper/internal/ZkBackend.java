@@ -12,6 +12,8 @@ import io.dlock.spi.LockBackend;
 import io.dlock.spi.ReleaseOutcome;
 import io.dlock.spi.RenewOutcome;
 import io.dlock.spi.support.AddressProbe;
+import io.dlock.spi.support.Deadline;
+import io.dlock.spi.support.LeaseTimes;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -77,7 +79,7 @@ import org.slf4j.LoggerFactory;
 public final class ZkBackend implements LockBackend<ZkGrant> {
 
     private static final Logger LOG = LoggerFactory.getLogger(ZkBackend.class);
-    /** How long the core has to tell a holder its lease was lost before the janitor deletes the node. */
+    /** How long the core has to tell a holder its lease was lost before the clean-up deletes the node. */
     private static final long LOST_NODE_GRACE_MILLIS = 1000;
     /** The longest the probe of the addresses may take (see {@link AddressProbe}). */
     private static final Duration PROBE_BUDGET = Duration.ofMillis(250);
@@ -94,7 +96,7 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
     final BackendContext context;
     final CuratorFramework cf;
     final Calls calls;
-    final Janitor janitor;
+    final LeftoverNodes leftovers;
     private final ExecutorService runSafe;
     private final Object stateLock = new Object();
     private long epoch; // guarded by stateLock; bumped on every suspension or loss of the session
@@ -112,7 +114,7 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
         this.calls = calls;
         this.runSafe = runSafe;
         this.sessionTimeoutMs = (int) config.sessionTimeout.toMillis();
-        this.janitor = new Janitor(cf, calls, this::isConnected, context.threadFactory(),
+        this.leftovers = new LeftoverNodes(cf, calls, this::isConnected, context.threadFactory(),
                 TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs));
     }
 
@@ -128,7 +130,7 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
     public static ZkBackend open(BackendContext context) {
         ZkConfig config = ZkConfig.from(context.uri());
         Duration timeout = context.operationTimeout();
-        int timeoutMs = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+        int timeoutMs = (int) Math.max(1, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(LeaseTimes.saturatedNanos(timeout))));
         ExecutorService runSafe = new ThreadPoolExecutor(0, 1, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
                 context.threadFactory());
         CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
@@ -166,7 +168,7 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
         });
         boolean connected;
         List<AddressProbe.Finding> findings = null;
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = Deadline.after(timeout).nanoTime();
         try {
             cf.start();
             connected = cf.blockUntilConnected((int) Math.min(timeoutMs, FIRST_LOOK.toMillis()), TimeUnit.MILLISECONDS);
@@ -246,7 +248,7 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
             case RECONNECTED:
                 suspendedSince = 0;
                 refreshSession();
-                janitor.kick(0);
+                leftovers.kick();
                 wakeAttempts();
                 break;
             case SUSPENDED:
@@ -278,11 +280,11 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
                     config.shown, lost.size());
         }
         // The core releases each lost lease itself once its onLost listeners ran, so nobody gets a lock
-        // before its holder was told; the janitor deletes what that release could not, and, a while
+        // before its holder was told; the clean-up deletes what that release could not, and, a while
         // later, anything the core never released.
         context.events().allLeasesLost(LostReason.SESSION_LOST);
         for (ZkGrant g : lost) {
-            janitor.deletePathLater(parentOf(g.path), g.path, LOST_NODE_GRACE_MILLIS);
+            leftovers.deletePathLater(parentOf(g.path), g.path, LOST_NODE_GRACE_MILLIS);
         }
         wakeAttempts();
     }
@@ -292,7 +294,7 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
             int negotiated = cf.getZookeeperClient().getZooKeeper().getSessionTimeout();
             if (negotiated > 0) {
                 sessionTimeoutMs = negotiated;
-                janitor.sweepKeep(TimeUnit.MILLISECONDS.toNanos(2L * negotiated));
+                leftovers.sweepKeep(TimeUnit.MILLISECONDS.toNanos(2L * negotiated));
             }
         } catch (Exception e) {
             LOG.debug("dlock: could not read the ZooKeeper session timeout", e);
@@ -538,18 +540,18 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
         try {
             code = Calls.code(calls.await(f, deadline, "delete", lock.name()));
         } catch (LockBackendException e) {
-            janitor.deletePath(parentOf(g.path), g.path);
+            leftovers.deletePath(parentOf(g.path), g.path);
             throw e;
         }
         if (code == KeeperException.Code.OK) {
-            janitor.forget(g.path);
+            leftovers.forget(g.path);
             return ReleaseOutcome.RELEASED;
         }
         if (code == KeeperException.Code.NONODE) {
-            janitor.forget(g.path);
+            leftovers.forget(g.path);
             return ReleaseOutcome.NOT_HELD;
         }
-        janitor.deletePath(parentOf(g.path), g.path);
+        leftovers.deletePath(parentOf(g.path), g.path);
         throw calls.failure("delete", lock.name(), code);
     }
 
@@ -619,11 +621,11 @@ public final class ZkBackend implements LockBackend<ZkGrant> {
         }
         calls.close();
         wakeAttempts();
-        janitor.close();
+        leftovers.close();
         closeCurator(grace);
         runSafe.shutdownNow();
         try {
-            if (!runSafe.awaitTermination(calls.timeout().toMillis() + 1000, TimeUnit.MILLISECONDS)) {
+            if (!runSafe.awaitTermination(Calls.saturatedNanos(calls.timeout().plusSeconds(1)), TimeUnit.NANOSECONDS)) {
                 LOG.warn("dlock: a ZooKeeper notification thread did not stop");
             }
         } catch (InterruptedException e) {
