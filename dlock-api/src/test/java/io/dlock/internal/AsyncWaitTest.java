@@ -104,6 +104,8 @@ class AsyncWaitTest {
         waitFor("a waiter on the server", () -> backend.turnCalls.get() > 0);
         waitFor("the others queued locally", () -> core.queue().waiting("a") == n - 1);
         List<String> added = newThreads(before);
+        System.out.println("[async] " + n + " pending acquireAsync calls on one lock: " + added.size()
+                + " threads more than before the client opened " + added);
         // on a thread per pending acquire this was more than 2,000
         assertTrue(added.size() <= CLIENT_THREADS, added.size() + " threads for " + n + " pending acquires: " + added);
         assertEquals(n, core.acquisitionCount());
