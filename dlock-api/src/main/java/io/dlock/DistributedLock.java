@@ -69,8 +69,14 @@ public interface DistributedLock {
     Lease acquire() throws InterruptedException;
 
     /**
-     * Waits up to {@code maxWait} for the lock without blocking the caller. Cancelling the future
-     * stops the wait and leaves nothing held: a grant that arrives after cancellation is released.
+     * Waits up to {@code maxWait} for the lock without blocking the caller, and without holding a
+     * thread while it waits: a pending future is a place in the client's queue or a wait for the
+     * backend's notification, and only its tries run, on the client's worker (or the
+     * {@link LockClientConfig.Builder#executor executor} it was given), where the future then
+     * completes. Waiters of one client, asynchronous or blocking, are served in arrival order.
+     * Cancelling the future stops the wait and leaves nothing held: a wait ends at once, a try in
+     * flight is not interrupted but runs out (within the operation timeout), and a grant that
+     * arrives after cancellation is released.
      *
      * @param maxWait how long to wait
      * @return a future of the lease, or of empty if the wait ran out; it completes exceptionally

@@ -159,7 +159,9 @@ public interface LockClient extends AutoCloseable {
      * Releases every lease this client holds, fails acquisitions still waiting with
      * {@link IllegalStateException}, stops the client's threads and closes the backend
      * connection. Idempotent; never throws for backend failures (they are logged, and the leases
-     * then end by expiry on the server).
+     * then end by expiry on the server). An {@link LockClientConfig.Builder#executor executor} or
+     * {@link LockClientConfig.Builder#scheduler scheduler} the application supplied is not shut
+     * down: the client's pending tasks on the scheduler are cancelled.
      *
      * <p>Bounded: every lease ends here at once (invalid, no longer renewed, release listeners
      * told), then the release requests go to the backend a bounded number at a time (the threads

@@ -4,6 +4,10 @@ import io.dlock.internal.Checks;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * Everything needed to open a {@link LockClient}: the backend URI, the operation timeout, the
@@ -13,6 +17,17 @@ import java.util.Objects;
  * <p>The URI selects the backend by its scheme ({@code redis://}, {@code etcd://}, ...); see
  * {@link LockClient#open(String)}. Its password, if any, never appears in {@link #toString()},
  * exception messages or logs.
+ *
+ * <p><b>Threads.</b> A client's threads are bounded, whatever the number of locks, leases and
+ * waiters, and no waiting acquisition holds a thread (a blocking caller waits on its own thread,
+ * an {@link DistributedLock#acquireAsync asynchronous} one on none). By default a client has one
+ * timer thread ({@code dlock-N-timer-1}), a worker pool of at most 16 threads
+ * ({@code dlock-N-worker-k}: renewal passes, at most 2 at once; releases of lost leases, at most
+ * 4; asynchronous acquisitions' tries, at most 10; {@code close()}'s releases, 16), at most 2
+ * threads that run {@link Lease#onLost} listeners ({@code dlock-N-events-k}), and what its backend
+ * starts (a connection reader, for instance). Idle pool threads end after 30 seconds.
+ * {@link Builder#executor(Executor)} and {@link Builder#scheduler(ScheduledExecutorService)}
+ * replace the pools and the timer with the application's own.
  */
 public final class LockClientConfig {
 
@@ -27,6 +42,8 @@ public final class LockClientConfig {
     private final Clock clock;
     private final Duration retryBase;
     private final Duration retryCap;
+    private final Executor executor;
+    private final ScheduledExecutorService scheduler;
 
     private LockClientConfig(Builder b) {
         this.uri = b.uri;
@@ -37,6 +54,8 @@ public final class LockClientConfig {
         this.clock = b.clock;
         this.retryBase = b.retryBase;
         this.retryCap = b.retryCap;
+        this.executor = b.executor;
+        this.scheduler = b.scheduler;
     }
 
     /**
@@ -64,6 +83,8 @@ public final class LockClientConfig {
         b.clock = clock;
         b.retryBase = retryBase;
         b.retryCap = retryCap;
+        b.executor = executor;
+        b.scheduler = scheduler;
         return b;
     }
 
@@ -112,6 +133,26 @@ public final class LockClientConfig {
         return retryCap;
     }
 
+    /**
+     * Returns the application's executor, if one was given with
+     * {@link Builder#executor(Executor)}; else the client runs its own bounded pools.
+     *
+     * @return the executor the client runs its background work on, if the application supplied it
+     */
+    public Optional<Executor> executor() {
+        return Optional.ofNullable(executor);
+    }
+
+    /**
+     * Returns the application's scheduler, if one was given with
+     * {@link Builder#scheduler(ScheduledExecutorService)}; else the client runs its own timer thread.
+     *
+     * @return the scheduler the client runs its timers on, if the application supplied it
+     */
+    public Optional<ScheduledExecutorService> scheduler() {
+        return Optional.ofNullable(scheduler);
+    }
+
     @Override
     public String toString() {
         return "LockClientConfig{uri=" + io.dlock.spi.BackendUri.redact(uri)
@@ -128,6 +169,8 @@ public final class LockClientConfig {
         private Clock clock = Clock.systemUTC();
         private Duration retryBase = Duration.ofMillis(20);
         private Duration retryCap = Duration.ofSeconds(1);
+        private Executor executor;
+        private ScheduledExecutorService scheduler;
 
         private Builder(String uri) {
             uri(uri);
@@ -229,6 +272,73 @@ public final class LockClientConfig {
         }
 
         /**
+         * Runs the client's background work on the application's executor instead of the
+         * client's own pools (by default a worker pool of at most 16 threads and 2 threads for
+         * listeners; see {@link LockClientConfig}).
+         *
+         * <p><b>What runs there:</b> renewal passes; the tries of {@link DistributedLock#acquireAsync
+         * asynchronous} acquisitions, and their clean-up, so their futures are completed there
+         * (dependent stages that name no executor of their own run there, or on a thread that
+         * waits for the future); best-effort releases of lost leases; the releases
+         * {@link LockClient#close()} sends; and {@link Lease#onLost} listeners. Blocking
+         * acquisitions never use it: they run on their caller's thread.
+         *
+         * <p><b>Concurrency:</b> the client submits at most 2 renewal passes, 4 releases, 10 tries
+         * and 2 listener tasks at once (16 releases while it closes), each of which may block up to
+         * the operation timeout; the rest wait in the client, not in the executor, so it never
+         * holds more tasks than that, whatever the number of locks and waiters. The executor must
+         * run tasks on threads other than the submitting one and run at least 18 at once (a
+         * virtual-thread-per-task executor, or a pool of 18 or more): with fewer, renewals wait
+         * behind tries and a lease can expire before its renewal runs. It must accept tasks while
+         * the client is open.
+         *
+         * <p>The client never shuts the executor down, also not in {@code close()}; the
+         * application does, after closing the client.
+         *
+         * @param executor the executor
+         * @return this builder
+         * @throws IllegalArgumentException if {@code executor} is null or an
+         *     {@link ExecutorService} that is shut down
+         */
+        public Builder executor(Executor executor) {
+            Checks.notNull("executor", executor);
+            if (executor instanceof ExecutorService && ((ExecutorService) executor).isShutdown()) {
+                throw new IllegalArgumentException("executor must not be shut down, was " + executor);
+            }
+            this.executor = executor;
+            return this;
+        }
+
+        /**
+         * Runs the client's timers on the application's scheduler instead of the client's own
+         * timer thread.
+         *
+         * <p><b>What runs there:</b> short tasks only, none of which blocks: lease expiry checks,
+         * the start of renewal passes (the passes themselves run on the
+         * {@link #executor(Executor) executor}), and the ends of waits, local and between tries,
+         * which hand the next try to the executor (or to the blocking caller). Their number grows
+         * with the leases and waiters, their threads do not.
+         *
+         * <p><b>Concurrency:</b> one thread is enough; a late timer delays an expiry report or a
+         * renewal, so the scheduler should not be shared with tasks that block.
+         *
+         * <p>The client never shuts the scheduler down: {@code close()} cancels the client's own
+         * pending tasks on it, and any that still run do nothing.
+         *
+         * @param scheduler the scheduler
+         * @return this builder
+         * @throws IllegalArgumentException if {@code scheduler} is null or shut down
+         */
+        public Builder scheduler(ScheduledExecutorService scheduler) {
+            Checks.notNull("scheduler", scheduler);
+            if (scheduler.isShutdown()) {
+                throw new IllegalArgumentException("scheduler must not be shut down, was " + scheduler);
+            }
+            this.scheduler = scheduler;
+            return this;
+        }
+
+        /**
          * Builds the configuration.
          *
          * @return the configuration
@@ -247,7 +357,8 @@ public final class LockClientConfig {
         return uri.equals(c.uri) && operationTimeout.equals(c.operationTimeout)
                 && defaultLockOptions.equals(c.defaultLockOptions) && listener.equals(c.listener)
                 && ticker.equals(c.ticker) && clock.equals(c.clock)
-                && retryBase.equals(c.retryBase) && retryCap.equals(c.retryCap);
+                && retryBase.equals(c.retryBase) && retryCap.equals(c.retryCap)
+                && Objects.equals(executor, c.executor) && Objects.equals(scheduler, c.scheduler);
     }
 
     @Override

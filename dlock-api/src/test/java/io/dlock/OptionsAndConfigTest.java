@@ -95,6 +95,32 @@ class OptionsAndConfigTest {
         rejectedNaming("config", () -> LockClient.open((LockClientConfig) null));
         rejectedNaming("config", () -> LockClient.open(null, new FakeProvider()));
         rejectedNaming("provider", () -> LockClient.open(LockClientConfig.builder("fake://x").build(), null));
+        rejectedNaming("executor", () -> b.executor(null));
+        rejectedNaming("scheduler", () -> b.scheduler(null));
+        java.util.concurrent.ExecutorService stopped = java.util.concurrent.Executors.newSingleThreadExecutor();
+        stopped.shutdown();
+        rejectedNaming("executor", () -> b.executor(stopped));
+        java.util.concurrent.ScheduledExecutorService stoppedTimer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        stoppedTimer.shutdown();
+        rejectedNaming("scheduler", () -> b.scheduler(stoppedTimer));
+    }
+
+    @Test
+    void theApplicationsExecutorAndSchedulerAreKeptAndCopied() {
+        LockClientConfig plain = LockClientConfig.builder("fake://x").build();
+        assertTrue(plain.executor().isEmpty(), "the client's own pools by default");
+        assertTrue(plain.scheduler().isEmpty(), "the client's own timer by default");
+        java.util.concurrent.Executor executor = Runnable::run;
+        java.util.concurrent.ScheduledExecutorService scheduler = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try {
+            LockClientConfig c = plain.toBuilder().executor(executor).scheduler(scheduler).build();
+            assertEquals(executor, c.executor().orElseThrow());
+            assertEquals(scheduler, c.scheduler().orElseThrow());
+            assertEquals(c, c.toBuilder().build());
+            assertNotEquals(plain, c);
+        } finally {
+            scheduler.shutdownNow();
+        }
     }
 
     @Test

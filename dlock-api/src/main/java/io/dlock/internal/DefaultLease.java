@@ -38,7 +38,7 @@ final class DefaultLease<S> implements Lease {
     private final long marginNanos;
     private final long renewNanos;
     private final long grantedAt;
-    final LocalQueue.Slot slot;
+    final LocalQueue.Waiter slot;
 
     private volatile State state = State.HELD;
     private volatile long validUntil;
@@ -58,7 +58,7 @@ final class DefaultLease<S> implements Lease {
     private long lastRenewedAt; // guarded by this
 
     DefaultLease(DefaultLockClient client, BackendHandle<S> backend, Grant<S> grant, LockOptions options,
-                 long sentAt, LocalQueue.Slot slot) {
+                 long sentAt, LocalQueue.Waiter slot) {
         this.client = client;
         this.backend = backend;
         this.grant = grant;

@@ -26,10 +26,10 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -52,11 +52,19 @@ public final class DefaultLockClient implements LockClient {
     private final BackendHandle<?> backend;
     private final Set<Capability> capabilities;
     private final Scheduler scheduler;
-    private final ExecutorService worker;
-    private final ExecutorService events;
-    private final ExecutorService asyncAcquires;
-    private final boolean ownsExecutors;
+    /** Whether close() stops the scheduler: the client's own timer, or its tasks on the user's. */
+    private final boolean ownsScheduler;
+    private final Executor worker;
+    private final Executor events;
+    /** Where asynchronous acquisitions run their tries: the worker, at most {@link #ASYNC_TRIES} at once. */
+    private final Lane acquireLane;
+    /** The pools this client made, which close() stops (never the user's executor). */
+    private final List<ExecutorService> ownedPools;
     private final LocalQueue queue = new LocalQueue();
+    /** The acquisitions under way, which close() ends. */
+    private final Set<Acquisition<?>> acquisitions = ConcurrentHashMap.newKeySet();
+    /** The attempts of acquisitions that close() ended while they waited on the server: abandoned with its releases. */
+    private final Queue<AcquireAttempt<?>> closeAbandons = new ConcurrentLinkedQueue<>();
     /** The held leases by owner id (unique per grant), which is how a backend names a lost one. */
     private final ConcurrentHashMap<String, DefaultLease<?>> held = new ConcurrentHashMap<>();
     /**
@@ -91,9 +99,18 @@ public final class DefaultLockClient implements LockClient {
     static final int CLOSE_RELEASES = 16;
 
     /**
+     * At most this many tries of asynchronous acquisitions run at once, on the worker; the others
+     * wait in the client's lane, not on a thread. With the renewal passes (at most two) and the
+     * background releases (at most {@link #BACKGROUND_RELEASES}) that makes {@link #WORKER_THREADS},
+     * so tries never delay a renewal on the client's own worker.
+     */
+    static final int ASYNC_TRIES = 10;
+
+    /**
      * The worker's threads: renewal passes (at most two at once), background releases (at most
-     * {@link #BACKGROUND_RELEASES}) and close()'s {@link #CLOSE_RELEASES} senders. More tasks wait
-     * in its queue, whose length is bounded by those limits, not by the number of locks.
+     * {@link #BACKGROUND_RELEASES}), asynchronous acquisitions' tries (at most {@link #ASYNC_TRIES})
+     * and close()'s {@link #CLOSE_RELEASES} senders. More tasks wait in its queue, whose length is
+     * bounded by those limits, not by the number of locks or waiters.
      */
     static final int WORKER_THREADS = CLOSE_RELEASES;
 
@@ -105,7 +122,8 @@ public final class DefaultLockClient implements LockClient {
     static final int EVENT_THREADS = 2;
 
     /**
-     * Opens a client: starts its timer and worker threads and opens the backend.
+     * Opens a client: starts its timer and worker threads (or uses the user's executor and
+     * scheduler) and opens the backend.
      *
      * @param config the configuration
      * @param provider the backend's provider
@@ -116,7 +134,7 @@ public final class DefaultLockClient implements LockClient {
         this(config, provider, null, null);
     }
 
-    /** For tests: a scheduler and worker driven by the test. */
+    /** For tests: a scheduler and worker driven by the test, which close() leaves running. */
     DefaultLockClient(LockClientConfig config, LockProvider provider, Scheduler scheduler, ExecutorService worker) {
         this.config = Checks.notNull("config", config);
         Checks.notNull("provider", provider);
@@ -124,13 +142,32 @@ public final class DefaultLockClient implements LockClient {
         this.listener = SafeListener.forClient(config.listener(), provider.name());
         this.providerName = provider.name();
         String prefix = "dlock-" + CLIENT_IDS.incrementAndGet() + "-";
-        this.ownsExecutors = scheduler == null;
-        this.scheduler = scheduler != null ? scheduler : new ExecutorScheduler(threads(prefix + "timer"));
-        this.worker = worker != null ? worker : bounded(WORKER_THREADS, threads(prefix + "worker"));
-        this.events = worker != null ? worker : bounded(EVENT_THREADS, threads(prefix + "events"));
-        // an asynchronous acquire still waits on a thread of its own (until waits that hold no thread exist)
-        this.asyncAcquires = worker != null ? worker : new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
-                new SynchronousQueue<>(), threads(prefix + "async"));
+        List<ExecutorService> owned = new ArrayList<>();
+        if (scheduler != null) {
+            this.scheduler = scheduler;
+            this.ownsScheduler = false;
+        } else {
+            this.scheduler = config.scheduler().map(ExecutorScheduler::new)
+                    .orElseGet(() -> new ExecutorScheduler(threads(prefix + "timer")));
+            this.ownsScheduler = true;
+        }
+        Optional<Executor> supplied = config.executor();
+        if (worker != null) {
+            this.worker = worker;
+            this.events = worker;
+        } else if (supplied.isPresent()) {
+            this.worker = supplied.get();
+            this.events = new Lane(supplied.get(), EVENT_THREADS);
+        } else {
+            ExecutorService w = bounded(WORKER_THREADS, threads(prefix + "worker"));
+            ExecutorService e = bounded(EVENT_THREADS, threads(prefix + "events"));
+            owned.add(w);
+            owned.add(e);
+            this.worker = w;
+            this.events = e;
+        }
+        this.ownedPools = List.copyOf(owned);
+        this.acquireLane = new Lane(this.worker, ASYNC_TRIES);
         BackendUri uri = BackendUri.parse(config.uri());
         BackendContext context = new BackendContext(config, uri, threads(prefix + provider.name()), new Events());
         LockBackend<?> opened;
@@ -225,7 +262,11 @@ public final class DefaultLockClient implements LockClient {
         }
         long deadline = System.nanoTime() + Checks.saturatedNanos(config.operationTimeout());
         backend.renewer().stop();
-        queue.wakeAll(); // local waiters wake, find the client closed and throw
+        // waiting acquisitions end now (IllegalStateException); those waiting on the server leave their
+        // attempts to abandon with the releases below; one in a try ends when its try returns
+        for (Acquisition<?> a : new ArrayList<>(acquisitions)) {
+            a.stop(Acquisition.Stop.CLOSED);
+        }
         // every holder learns at once; only the requests to the server take time
         Queue<DefaultLease<?>> releases = new ConcurrentLinkedQueue<>();
         for (DefaultLease<?> lease : new ArrayList<>(held.values())) {
@@ -242,8 +283,15 @@ public final class DefaultLockClient implements LockClient {
         while ((failed = backgroundAbandons.poll()) != null) {
             abandons.add(failed); // so do the clean-ups of failed attempts, after the releases
         }
+        while ((failed = closeAbandons.poll()) != null) {
+            abandons.add(failed); // and of the attempts that waited on the server
+        }
         sendReleases(releases, abandons, deadline);
         shutdownExecutors();
+        // an asynchronous acquisition whose step the worker's shutdown dropped ends here
+        for (Acquisition<?> a : new ArrayList<>(acquisitions)) {
+            a.abortAtClose();
+        }
         try {
             backend.backend().close();
         } catch (RuntimeException e) {
@@ -322,24 +370,26 @@ public final class DefaultLockClient implements LockClient {
         }
     }
 
+    /** Stops the timer and the pools this client made, and waits a while for their threads; never the user's. */
     private void shutdownExecutors() {
-        if (!ownsExecutors) {
-            return;
+        if (ownsScheduler) {
+            scheduler.shutdown();
         }
-        scheduler.shutdown();
-        worker.shutdownNow();
-        events.shutdownNow();
-        asyncAcquires.shutdownNow();
+        for (ExecutorService pool : ownedPools) {
+            pool.shutdownNow();
+        }
         try {
             long wait = Checks.saturatedNanos(config.operationTimeout());
             long deadline = System.nanoTime() + wait;
-            for (ExecutorService pool : List.of(worker, events, asyncAcquires)) {
+            for (ExecutorService pool : ownedPools) {
                 if (!pool.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                     LOG.warn("dlock: worker threads still running after close");
                     break;
                 }
             }
-            ((ExecutorScheduler) scheduler).awaitTermination(wait);
+            if (ownsScheduler && scheduler instanceof ExecutorScheduler) {
+                ((ExecutorScheduler) scheduler).awaitTermination(wait);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -387,9 +437,35 @@ public final class DefaultLockClient implements LockClient {
         return queue;
     }
 
-    /** @return where an asynchronous acquire waits (a thread per pending acquire, for now) */
-    ExecutorService asyncAcquires() {
-        return asyncAcquires;
+    /** @return where asynchronous acquisitions run their steps: the worker, a bounded number at once */
+    Lane acquireLane() {
+        return acquireLane;
+    }
+
+    /** An acquisition starts; if the client is closed already, it ends at once. */
+    void acquisitionStarted(Acquisition<?> a) {
+        acquisitions.add(a);
+        if (closed.get()) {
+            a.stop(Acquisition.Stop.CLOSED);
+        }
+    }
+
+    /** An acquisition ended. */
+    void acquisitionEnded(Acquisition<?> a) {
+        acquisitions.remove(a);
+    }
+
+    /** @return the acquisitions under way (for tests) */
+    int acquisitionCount() {
+        return acquisitions.size();
+    }
+
+    /**
+     * Leaves the abandon of an attempt whose acquisition close() ended while it waited on the
+     * server to close(), which sends it with its releases under its deadline.
+     */
+    void abandonAtClose(AcquireAttempt<?> attempt) {
+        closeAbandons.add(attempt);
     }
 
     int heldCount() {
@@ -524,12 +600,10 @@ public final class DefaultLockClient implements LockClient {
         attempting.remove(ownerId);
     }
 
-    /** A lease ended (released or lost): free its local slot for the next local waiter. */
+    /** A lease ended (released or lost): pass its local slot to the next local waiter. */
     void leaseEnded(DefaultLease<?> lease) {
         if (held.remove(lease.ownerId(), lease)) {
-            LocalQueue.Slot slot = lease.slot;
-            slot.permit.release();
-            queue.exit(lease.name());
+            queue.release(lease.slot);
         }
     }
 

@@ -1,9 +1,9 @@
 /**
  * The service-provider interface: what a backend implements so that dlock's shared core can drive
- * it. A backend supplies only the remote primitives (one acquire attempt, a native wait for the
- * lock to change, batched renewal, owner-checked release, holder query); validity, renewal
- * scheduling, backoff, local waiter queues, timeouts, cancellation and listeners are done once,
- * in the core, for every backend.
+ * it. A backend supplies only the remote primitives (one acquire attempt, a notification that the
+ * lock may have changed, batched renewal, owner-checked release, holder query); validity, renewal
+ * scheduling, backoff, waiting, local waiter queues, timeouts, cancellation and listeners are done
+ * once, in the core, for every backend.
  *
  * <p>The SPI is typed by the backend's per-grant state {@code S}: a {@link io.dlock.spi.LockBackend
  * LockBackend&lt;S&gt;} answers {@link io.dlock.spi.AttemptResult.Granted Granted&lt;S&gt;} with its
@@ -15,12 +15,13 @@
  * {@link io.dlock.spi.AcquireAttempt}):
  * <ol>
  *   <li><b>Bounded.</b> Every call returns or throws {@link io.dlock.LockBackendException} within
- *       the operation timeout ({@link io.dlock.spi.BackendContext#operationTimeout()});
- *       {@code awaitTurn} within its {@code maxWait}.</li>
+ *       the operation timeout ({@link io.dlock.spi.BackendContext#operationTimeout()}).
+ *       {@link io.dlock.spi.AcquireAttempt#turn AcquireAttempt.turn} returns at once: the wait
+ *       between tries is a stage the backend completes from a notification's callback, and the
+ *       core's timer, never a thread the backend holds.</li>
  *   <li><b>Interrupts.</b> An interrupted call throws {@code LockBackendException} and keeps the
- *       thread's interrupt flag set (a call whose answer is already in may return it instead);
- *       {@code awaitTurn} throws {@link java.lang.InterruptedException}. A backend that catches
- *       {@code InterruptedException} restores the flag.</li>
+ *       thread's interrupt flag set (a call whose answer is already in may return it instead).
+ *       A backend that catches {@code InterruptedException} restores the flag.</li>
  *   <li><b>Abandon.</b> {@link io.dlock.spi.AcquireAttempt#abandon()} never throws and is
  *       idempotent.</li>
  *   <li><b>Threads.</b> Every backend method is thread-safe. Each attempt gets one call at a time,

@@ -80,7 +80,7 @@ class AcquireTest {
         assertEquals(Optional.empty(), lock("a").tryAcquire());
 
         assertEquals(1, f.backend.tryOnceCalls.get());
-        assertEquals(0, f.backend.awaitTurnCalls.get());
+        assertEquals(0, f.backend.turnCalls.get());
         assertEquals(1, f.backend.abandonCalls.get());
         assertEquals(before, f.ticker.nanoTime(), "no wait");
         assertEquals(AcquireOutcome.CONTENDED, f.listener.lastOutcome());
@@ -115,7 +115,7 @@ class AcquireTest {
         assertEquals(1, f.backend.abandonCalls.get());
         assertEquals(AcquireOutcome.TIMED_OUT, f.listener.lastOutcome());
         assertEquals(Duration.ofNanos(waited), f.listener.finished.get(f.listener.finished.size() - 1).waited());
-        for (Duration d : f.backend.awaitTurnWaits) {
+        for (Duration d : f.backend.turnWaits) {
             assertFalse(d.isNegative());
             assertTrue(d.compareTo(Duration.ofMillis(200)) <= 0, "a pause above the retry cap: " + d);
         }
@@ -126,7 +126,7 @@ class AcquireTest {
     void aWaiterGetsTheLockWhenTheHolderLetsGo() throws InterruptedException {
         f.backend.grabAsOther("a", Duration.ofHours(1));
         AtomicInteger waits = new AtomicInteger();
-        f.backend.onAwaitTurn = () -> {
+        f.backend.onTurn = () -> {
             if (waits.incrementAndGet() == 3) {
                 f.backend.forceFree("a");
             }
@@ -147,8 +147,8 @@ class AcquireTest {
             g.backend.grabAsOther("a", Duration.ofHours(1));
             g.backend.busyHint = Duration.ofMillis(5);
             g.client.lock("a").tryAcquire(Duration.ofSeconds(1));
-            assertFalse(g.backend.awaitTurnWaits.isEmpty());
-            for (Duration d : g.backend.awaitTurnWaits) {
+            assertFalse(g.backend.turnWaits.isEmpty());
+            for (Duration d : g.backend.turnWaits) {
                 assertTrue(d.compareTo(Duration.ofMillis(6)) <= 0, "ignored the hint: " + d);
             }
         } finally {
@@ -161,8 +161,8 @@ class AcquireTest {
         f.backend.grabAsOther("a", Duration.ofHours(1));
         lock("a").tryAcquire(Duration.ofSeconds(3));
         // base 10 ms, cap 200 ms: the first pause is at most 10 ms, none above 200 ms
-        assertTrue(f.backend.awaitTurnWaits.get(0).compareTo(Duration.ofMillis(10)) <= 0);
-        assertTrue(f.backend.awaitTurnWaits.size() > 3);
+        assertTrue(f.backend.turnWaits.get(0).compareTo(Duration.ofMillis(10)) <= 0);
+        assertTrue(f.backend.turnWaits.size() > 3);
     }
 
     @Test
@@ -296,7 +296,7 @@ class AcquireTest {
     @Test
     void anInterruptedWaiterThrowsAbandonsAndHoldsNothing() {
         f.backend.grabAsOther("a", Duration.ofHours(1));
-        f.backend.onAwaitTurn = () -> Thread.currentThread().interrupt();
+        f.backend.onTurn = () -> Thread.currentThread().interrupt();
 
         assertThrows(InterruptedException.class, () -> lock("a").tryAcquire(Duration.ofMinutes(1)));
 
@@ -305,7 +305,7 @@ class AcquireTest {
         assertEquals(1, f.backend.abandonCalls.get());
         assertEquals(AcquireOutcome.INTERRUPTED, f.listener.lastOutcome());
         assertNothingHeld("a");
-        f.backend.onAwaitTurn = null;
+        f.backend.onTurn = null;
         f.backend.forceFree("a");
         assertTrue(lock("a").tryAcquire().isPresent());
     }
@@ -313,7 +313,7 @@ class AcquireTest {
     @Test
     void anInterruptedAcquireForeverThrows() {
         f.backend.grabAsOther("a", Duration.ofHours(1));
-        f.backend.onAwaitTurn = () -> Thread.currentThread().interrupt();
+        f.backend.onTurn = () -> Thread.currentThread().interrupt();
         assertThrows(InterruptedException.class, () -> lock("a").acquire());
         assertEquals(1, f.backend.abandonCalls.get());
         assertNothingHeld("a");

@@ -52,10 +52,8 @@ class CloseTest {
             CompletableFuture<Optional<Lease>> localAsync = a.acquireAsync(Duration.ofHours(1));
             CompletableFuture<Optional<Lease>> serverAsync = client.lock("c", OPTIONS).acquireAsync(Duration.ofHours(1));
             DefaultLockClient core = (DefaultLockClient) client;
-            LocalQueue.Slot slotA = core.queue().enter("a");
-            core.queue().exit("a");
-            waitFor("three local waiters queued", () -> slotA.permit.getQueueLength() == 3);
-            waitFor("a server waiter", () -> backend.awaitTurnCalls.get() > 0);
+            waitFor("three local waiters queued", () -> core.queue().waiting("a") == 3);
+            waitFor("a server waiter", () -> backend.turnCalls.get() > 0);
             assertTrue(DlockThreads.alive().size() > before.size(), "the client runs threads of its own");
 
             client.close();

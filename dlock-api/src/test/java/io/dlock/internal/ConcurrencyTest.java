@@ -43,17 +43,15 @@ class ConcurrencyTest {
         return f.client.lock(name, Fixture.options(LEASE, true));
     }
 
-    private LocalQueue.Slot slot(String name) {
-        LocalQueue.Slot s = f.client.queue().enter(name);
-        f.client.queue().exit(name);
-        return s;
+    /** @return how many of this client's acquisitions wait in the local queue of the name */
+    private int queued(String name) {
+        return f.client.queue().waiting(name);
     }
 
     @Test
     void threadsOfOneClientAreServedInArrivalOrder() throws Exception {
         DistributedLock lock = lock("a");
         Lease first = lock.tryAcquire().orElseThrow();
-        LocalQueue.Slot slot = slot("a");
         List<Integer> order = Collections.synchronizedList(new ArrayList<>());
         List<Future<?>> done = new ArrayList<>();
         // The local wait runs in real time, so the arrivals are spaced in real time: 0, ~60 and
@@ -74,7 +72,7 @@ class ConcurrencyTest {
                 return null;
             }));
             int queued = i + 1;
-            waitFor("waiter " + i + " queued", () -> slot.permit.getQueueLength() >= queued);
+            waitFor("waiter " + i + " queued", () -> queued("a") >= queued);
         }
         Thread.sleep(40);
         first.release();
@@ -89,7 +87,6 @@ class ConcurrencyTest {
     void manyWaitersAreServedInArrivalOrder() throws Exception {
         DistributedLock lock = lock("a");
         Lease first = lock.tryAcquire().orElseThrow();
-        LocalQueue.Slot slot = slot("a");
         List<Integer> order = Collections.synchronizedList(new ArrayList<>());
         List<Future<?>> done = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
@@ -101,7 +98,7 @@ class ConcurrencyTest {
                 return null;
             }));
             int queued = i + 1;
-            waitFor("waiter " + i + " queued", () -> slot.permit.getQueueLength() >= queued);
+            waitFor("waiter " + i + " queued", () -> queued("a") >= queued);
         }
         first.release();
         for (Future<?> d : done) {
@@ -164,7 +161,7 @@ class ConcurrencyTest {
         f.backend.awaitMode = FakeBackend.AwaitMode.REAL;
         f.backend.grabAsOther("a", Duration.ofHours(1));
         CompletableFuture<Optional<Lease>> future = lock("a").acquireAsync(Duration.ofHours(1));
-        waitFor("waiting on the server", () -> f.backend.awaitTurnCalls.get() > 0);
+        waitFor("waiting on the server", () -> f.backend.turnCalls.get() > 0);
 
         assertTrue(future.cancel(true));
 
@@ -236,7 +233,7 @@ class ConcurrencyTest {
         DistributedLock lock = lock("a");
         Lease first = lock.tryAcquire().orElseThrow();
         CompletableFuture<Optional<Lease>> second = lock.acquireAsync(Duration.ofHours(1));
-        waitFor("second queued", () -> slot("a").permit.getQueueLength() == 1);
+        waitFor("second queued", () -> queued("a") == 1);
         assertFalse(second.isDone());
         assertEquals(1, f.backend.tryOnceCalls.get(), "the second thread must not ask the server yet");
         first.release();

@@ -21,6 +21,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadFactory;
@@ -38,11 +40,17 @@ import java.util.function.Supplier;
  */
 public final class FakeBackend implements LockBackend<String> {
 
-    /** How {@link AcquireAttempt#awaitTurn} passes the time. */
+    /** How {@link AcquireAttempt#turn} passes the time. */
     public enum AwaitMode {
-        /** Passes {@code maxWait} through {@link #sleeper} at once (fake time, no real waiting). */
+        /**
+         * Passes {@code maxWait} through {@link #sleeper} at once (fake time, no real waiting) and
+         * answers a completed stage.
+         */
         ADVANCE,
-        /** Waits in real time until the lock is free, the backend closes, or {@code maxWait} passes. */
+        /**
+         * Answers a stage that completes when the lock is released (or the backend closes); the
+         * core's timer bounds the wait. A lock that merely expires on the server is not notified.
+         */
         REAL
     }
 
@@ -62,6 +70,8 @@ public final class FakeBackend implements LockBackend<String> {
 
     private final Ticker ticker;
     private final Map<String, Entry> locks = new HashMap<>(); // guarded by this
+    /** The stages of REAL-mode turns, completed by the next release. */
+    private final List<CompletableFuture<Void>> turns = new ArrayList<>(); // guarded by this
     private long lastToken; // guarded by this
     private int otherOwners; // guarded by this
 
@@ -104,7 +114,7 @@ public final class FakeBackend implements LockBackend<String> {
     public final CountDownLatch releaseStallEnd = new CountDownLatch(1);
     /** Like a future-based client: I/O on an interrupted thread fails. */
     public volatile boolean interruptSensitive;
-    public volatile Runnable onAwaitTurn;
+    public volatile Runnable onTurn;
     public volatile Runnable onTryOnce;
     /** Runs with the owner id after a grant is made on the server, before tryOnce answers. */
     public volatile Consumer<String> onGranted;
@@ -116,7 +126,7 @@ public final class FakeBackend implements LockBackend<String> {
 
     // ---- records ----
     public final AtomicInteger tryOnceCalls = new AtomicInteger();
-    public final AtomicInteger awaitTurnCalls = new AtomicInteger();
+    public final AtomicInteger turnCalls = new AtomicInteger();
     public final AtomicInteger abandonCalls = new AtomicInteger();
     public final AtomicInteger releaseCalls = new AtomicInteger();
     public final AtomicInteger releasesThatFreed = new AtomicInteger();
@@ -124,7 +134,10 @@ public final class FakeBackend implements LockBackend<String> {
     public final List<AcquireRequest> requests = Collections.synchronizedList(new ArrayList<>());
     public final List<List<String>> renewCalls = Collections.synchronizedList(new ArrayList<>());
     public final List<Long> renewCallTimes = Collections.synchronizedList(new ArrayList<>());
-    public final List<Duration> awaitTurnWaits = Collections.synchronizedList(new ArrayList<>());
+    /** The threads renewals and tries ran on, by name. */
+    public final List<String> renewThreads = Collections.synchronizedList(new ArrayList<>());
+    public final List<String> tryOnceThreads = Collections.synchronizedList(new ArrayList<>());
+    public final List<Duration> turnWaits = Collections.synchronizedList(new ArrayList<>());
     public final List<Long> grantedTokens = Collections.synchronizedList(new ArrayList<>());
     private final ConcurrentHashMap<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
     public final AtomicInteger maxInFlightPerName = new AtomicInteger();
@@ -176,7 +189,6 @@ public final class FakeBackend implements LockBackend<String> {
         Entry e = locks.get(name);
         if (e != null && e.expiresAt - now() <= 0) {
             locks.remove(name);
-            notifyAll();
             return null;
         }
         return e;
@@ -192,14 +204,26 @@ public final class FakeBackend implements LockBackend<String> {
         return token;
     }
 
-    private synchronized boolean releaseIfOwner(String name, String owner) {
-        Entry e = live(name);
-        if (e != null && e.owner.equals(owner)) {
+    private boolean releaseIfOwner(String name, String owner) {
+        synchronized (this) {
+            Entry e = live(name);
+            if (e == null || !e.owner.equals(owner)) {
+                return false;
+            }
             locks.remove(name);
-            notifyAll();
-            return true;
         }
-        return false;
+        changed();
+        return true;
+    }
+
+    /** Completes the waiting turns' stages, outside the monitor (the core may try again at once). */
+    private void changed() {
+        List<CompletableFuture<Void>> waiting;
+        synchronized (this) {
+            waiting = new ArrayList<>(turns);
+            turns.clear();
+        }
+        waiting.forEach(f -> f.complete(null));
     }
 
     /** Another client takes the lock for {@code lease}; returns its token, or -1 if held. */
@@ -213,18 +237,23 @@ public final class FakeBackend implements LockBackend<String> {
     }
 
     /** Whoever holds the lock on the server lets it go. */
-    public synchronized void forceFree(String name) {
-        locks.remove(name);
-        notifyAll();
+    public void forceFree(String name) {
+        synchronized (this) {
+            locks.remove(name);
+        }
+        changed();
     }
 
     /** Another client's hold on the lock ends (this client's never). */
-    public synchronized void releaseOther(String name) {
-        Entry e = locks.get(name);
-        if (e != null && e.owner.startsWith("other-")) {
+    public void releaseOther(String name) {
+        synchronized (this) {
+            Entry e = locks.get(name);
+            if (e == null || !e.owner.startsWith("other-")) {
+                return;
+            }
             locks.remove(name);
-            notifyAll();
         }
+        changed();
     }
 
     /** @return the owner id holding the lock on the server now, if any */
@@ -332,6 +361,7 @@ public final class FakeBackend implements LockBackend<String> {
             enter(name);
             try {
                 tryOnceCalls.incrementAndGet();
+                tryOnceThreads.add(Thread.currentThread().getName());
                 CountDownLatch gate = tryOnceGate;
                 if (gate != null) {
                     tryOnceEntered.countDown();
@@ -368,33 +398,30 @@ public final class FakeBackend implements LockBackend<String> {
         }
 
         @Override
-        public void awaitTurn(Duration maxWait) throws InterruptedException {
+        public CompletionStage<Void> turn(Duration maxWait) {
             String name = request.name();
             enter(name);
             try {
-                awaitTurnCalls.incrementAndGet();
-                awaitTurnWaits.add(maxWait);
-                Runnable hook = onAwaitTurn;
+                turnCalls.incrementAndGet();
+                turnWaits.add(maxWait);
+                Runnable hook = onTurn;
                 if (hook != null) {
                     hook.run();
                 }
-                if (Thread.interrupted()) {
-                    throw new InterruptedException();
-                }
                 if (awaitMode == AwaitMode.ADVANCE) {
                     sleeper.accept(maxWait);
-                    return;
+                    return CompletableFuture.completedFuture(null);
                 }
-                long end = System.nanoTime() + Math.min(maxWait.toNanos(), Duration.ofSeconds(30).toNanos());
+                CompletableFuture<Void> f = new CompletableFuture<>();
                 synchronized (FakeBackend.this) {
-                    while (!closed && live(name) != null) {
-                        long left = end - System.nanoTime();
-                        if (left <= 0) {
-                            return;
-                        }
-                        FakeBackend.this.wait(Math.max(1, left / 1_000_000));
+                    if (closed || live(name) == null) {
+                        f.complete(null);
+                    } else {
+                        turns.removeIf(CompletableFuture::isDone);
+                        turns.add(f);
                     }
                 }
+                return f;
             } finally {
                 exit(name);
             }
@@ -422,6 +449,7 @@ public final class FakeBackend implements LockBackend<String> {
         }
         renewCalls.add(names);
         renewCallTimes.add(now());
+        renewThreads.add(Thread.currentThread().getName());
         CountDownLatch gate = renewGate;
         if (gate != null) {
             renewEntered.countDown();
@@ -529,8 +557,9 @@ public final class FakeBackend implements LockBackend<String> {
     public void close() {
         synchronized (this) {
             closed = true;
-            notifyAll();
+            notifyAll(); // the session thread
         }
+        changed();
         Thread t = sessionThread;
         if (t != null) {
             t.interrupt();

@@ -198,7 +198,7 @@ class DynamoDbBackendTest {
             }
             assertTrue(System.nanoTime() - deadline < 0, "not granted within " + max);
             Duration hint = ((AttemptResult.Busy<Void>) r).retryAfter().orElse(Duration.ofMillis(20));
-            attempt.awaitTurn(hint.compareTo(Duration.ofMillis(50)) < 0 ? hint.plusMillis(1) : Duration.ofMillis(50));
+            awaitTurn(attempt, hint.compareTo(Duration.ofMillis(50)) < 0 ? hint.plusMillis(1) : Duration.ofMillis(50));
         }
     }
 

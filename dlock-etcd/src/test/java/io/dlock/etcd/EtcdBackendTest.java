@@ -462,7 +462,7 @@ class EtcdBackendTest {
         CompletableFuture<Long> woke = CompletableFuture.supplyAsync(() -> {
             long t0 = System.nanoTime();
             try {
-                w.awaitTurn(Duration.ofSeconds(20));
+                awaitTurn(w, Duration.ofSeconds(20));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

@@ -272,7 +272,7 @@ class RedisBackendTest {
     }
 
     @Test
-    void awaitTurnWakesPromptlyOnRelease() throws Exception {
+    void aTurnCompletesPromptlyOnRelease() throws Exception {
         LockBackend<Void> holderBackend = backend();
         LockBackend<Void> waiterBackend = backend();
         AcquireRequest rh = request("wake", LONG_LEASE);
@@ -282,8 +282,8 @@ class RedisBackendTest {
         AcquireAttempt<Void> waiter = waiterBackend.newAttempt(request("wake", LONG_LEASE));
         assertFalse(isGranted(waiter.tryOnce()));
         long t0 = System.nanoTime();
-        waiter.awaitTurn(Duration.ofSeconds(10)); // subscribes, returns on the server's confirmation
-        assertTrue(System.nanoTime() - t0 < Duration.ofSeconds(5).toNanos(), "the first wait only subscribes");
+        assertTrue(awaitTurn(waiter, Duration.ofSeconds(10)), "the first turn subscribes and completes on the server's confirmation");
+        assertTrue(System.nanoTime() - t0 < Duration.ofSeconds(5).toNanos(), "the first turn only subscribes");
         assertFalse(isGranted(waiter.tryOnce()));
         assertEquals(1L, jedis.pubsubNumSub("dlock:released:wake").get("dlock:released:wake"));
 
@@ -295,7 +295,7 @@ class RedisBackendTest {
         });
         releaser.start();
         // the wait may last 10 s and the lease 10 s: only the release notice can end it early
-        waiter.awaitTurn(Duration.ofSeconds(10));
+        assertTrue(awaitTurn(waiter, Duration.ofSeconds(10)), "no notice within 10 s");
         long woke = System.nanoTime();
         releaser.join();
         assertTrue(woke - releasedAt[0] < Duration.ofSeconds(1).toNanos(),
@@ -307,40 +307,40 @@ class RedisBackendTest {
     }
 
     @Test
-    void awaitTurnWithoutReleaseWaitsAboutMaxWait() throws Exception {
+    void aTurnReturnsAtOnceAndItsStageWaitsForANotice() throws Exception {
         LockBackend<Void> holderBackend = backend();
         LockBackend<Void> waiterBackend = backend();
         assertTrue(isGranted(holderBackend.newAttempt(request("nowake", LONG_LEASE)).tryOnce()));
         AcquireAttempt<Void> waiter = waiterBackend.newAttempt(request("nowake", LONG_LEASE));
         assertFalse(isGranted(waiter.tryOnce()));
-        waiter.awaitTurn(Duration.ofSeconds(5));
+        assertTrue(awaitTurn(waiter, Duration.ofSeconds(5)), "subscribed");
         assertFalse(isGranted(waiter.tryOnce()));
         long t0 = System.nanoTime();
-        waiter.awaitTurn(Duration.ofMillis(300));
+        java.util.concurrent.CompletionStage<Void> stage = waiter.turn(Duration.ofSeconds(30));
         long took = (System.nanoTime() - t0) / 1_000_000;
-        // no notice comes, so the wait lasts its maxWait; the upper bound is generous for slow machines
-        assertTrue(took >= 250 && took < 2000, "waited " + took + " ms");
+        // turn never waits: the stage is the wait (generous bound for a loaded machine)
+        assertTrue(took < 1000, "turn() took " + took + " ms");
+        TestTiming.sleep(300);
+        assertFalse(stage.toCompletableFuture().isDone(), "no release, no notice: the stage is still pending");
         waiter.abandon();
         await("the channel was unsubscribed", Duration.ofSeconds(5),
                 () -> jedis.pubsubNumSub("dlock:released:nowake").get("dlock:released:nowake") == 0L);
     }
 
     @Test
-    void awaitTurnIsInterruptible() {
+    void closingTheBackendCompletesAPendingTurn() throws Exception {
         LockBackend<Void> holderBackend = backend();
-        LockBackend<Void> waiterBackend = backend();
-        assertTrue(isGranted(holderBackend.newAttempt(request("interrupt", LONG_LEASE)).tryOnce()));
-        AcquireAttempt<Void> waiter = waiterBackend.newAttempt(request("interrupt", LONG_LEASE));
+        LockBackend<Void> waiterBackend = openBackend(server.uri(), Duration.ofSeconds(2));
+        assertTrue(isGranted(holderBackend.newAttempt(request("closing", LONG_LEASE)).tryOnce()));
+        AcquireAttempt<Void> waiter = waiterBackend.newAttempt(request("closing", LONG_LEASE));
         assertFalse(isGranted(waiter.tryOnce()));
-        Thread.currentThread().interrupt();
-        try {
-            waiter.awaitTurn(Duration.ofSeconds(10));
-            throw new AssertionError("awaitTurn ignored the interrupt");
-        } catch (InterruptedException expected) {
-            assertFalse(Thread.currentThread().isInterrupted());
-        } finally {
-            waiter.abandon();
-        }
+        assertTrue(awaitTurn(waiter, Duration.ofSeconds(5)), "subscribed");
+        assertFalse(isGranted(waiter.tryOnce()));
+        java.util.concurrent.CompletableFuture<Void> stage = waiter.turn(Duration.ofSeconds(30)).toCompletableFuture();
+        waiterBackend.close();
+        // generous for a loaded machine; nothing else would end this wait for 30 s
+        stage.get(5, java.util.concurrent.TimeUnit.SECONDS);
+        waiter.abandon();
     }
 
     @Test

@@ -107,7 +107,7 @@ public abstract class BackendRules extends ElectionRules {
                 if (left <= 0) {
                     return Optional.empty();
                 }
-                attempt.awaitTurn(Duration.ofNanos(Math.min(left, Duration.ofMillis(50).toNanos())));
+                SpiAnswers.awaitTurn(attempt, Duration.ofNanos(Math.min(left, Duration.ofMillis(50).toNanos())));
             }
         } finally {
             if (!granted) {

@@ -18,6 +18,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Freezable clients for backends the TCK cannot put a {@link TcpProxy} in front of (an in-process
@@ -31,8 +33,8 @@ import java.util.Set;
  * own (session heartbeats, lease keep-alives, watch streams) does not, so a frozen link does not
  * stop a session from being kept alive; for such backends a transport-level fault (a proxy) is the
  * honest choice, and rules that need one (L2's crash, E2) then test less than they claim. A frozen
- * link also stops the backend's notifications from reaching a waiter: {@code awaitTurn} then just
- * sleeps.
+ * link also stops the backend's notifications from reaching a waiter: {@code turn} then answers a
+ * stage that never completes, and the core's timer paces the tries.
  *
  * <pre>{@code
  * public Optional<FreezableClient> openFreezable(LockClientConfig.Builder config) {
@@ -123,12 +125,9 @@ public final class LinkedClients {
                     }
 
                     @Override
-                    public void awaitTurn(Duration maxWait) throws InterruptedException {
-                        if (link.hearsServer()) {
-                            a.awaitTurn(maxWait);
-                        } else {
-                            Thread.sleep(Math.max(1, maxWait.toMillis()));
-                        }
+                    public CompletionStage<Void> turn(Duration maxWait) {
+                        // no news crosses a frozen link: the core's timer paces the tries
+                        return link.hearsServer() ? a.turn(maxWait) : new CompletableFuture<>();
                     }
 
                     @Override

@@ -395,7 +395,7 @@ import org.junit.jupiter.api.Timeout;
         checkLostFirst("a holder frozen after renewing", holder, lease, other, name, false);
 
         // a waiter's grant: the lock passes from a holder to a waiting client, which is frozen at once. Whether the
-        // server granted it inside awaitTurn or on the next tryOnce, its validity may not outlast the server's lease.
+        // server granted it while the attempt waited for its turn or on the next tryOnce, its validity may not outlast the server's lease.
         String handed = name(Rule.S7);
         FreezableClient waiter = freezable("S7");
         Lease first = other.lock(handed).tryAcquire(lease()).orElseThrow();
@@ -932,6 +932,130 @@ import org.junit.jupiter.api.Timeout;
 
     /** The most threads {@link #L10_threadsDoNotGrowWithWaiters()} allows four hundred waiters to add. */
     static final int L10_MAX_THREADS = 64;
+
+    /**
+     * L11: two thousand asynchronous acquisitions pending through one client (five hundred on one
+     * busy lock, fifteen on each of a hundred others) add at most {@value #L10_MAX_THREADS} threads
+     * to the JVM: a pending {@code acquireAsync} holds no thread, neither in the client's local
+     * queue nor between tries on the server, where the first waiter of each lock waits (a hundred
+     * and one waits reach the backend at once; a thread per wait fails). Then half of them are
+     * cancelled, among them the server-side waiter of every other lock, the locks are freed, and
+     * every remaining waiter must get its lock, in the order it asked for it, and leave nothing
+     * held.
+     *
+     * @throws Exception if the rule is violated, the backend fails, or the test is interrupted
+     */
+    @Test
+    public void L11_asyncWaitsHoldNoThread() throws Exception {
+        int locks = 101;
+        LockClient holding = client();
+        LockClient waiting = client();
+        List<String> names = new ArrayList<>();
+        List<Lease> held = new ArrayList<>();
+        for (int i = 0; i < locks; i++) {
+            names.add(name(Rule.L11));
+            // long leases: the holder's renewals must not compete with the waiters for the backend
+            held.add(holding.lock(names.get(i), longLease(holding, 10)).tryAcquire(lease()).orElseThrow());
+        }
+        // the waiting client's own machinery starts on first use: a wait on a busy lock starts it before the count
+        waiting.lock(names.get(0)).acquireAsync(lease().dividedBy(4))
+                .get(lease().plus(opTimeout()).plusSeconds(5).toMillis(), TimeUnit.MILLISECONDS).ifPresent(Lease::release);
+        Set<Thread> before = new HashSet<>(Thread.getAllStackTraces().keySet());
+        // far longer than the rule can take: a waiter that runs out of it has not been served
+        Duration wait = Duration.ofMinutes(10);
+        List<List<CompletableFuture<Optional<Lease>>>> futures = new ArrayList<>();
+        List<List<CompletableFuture<Void>>> served = new ArrayList<>();
+        List<List<Integer>> order = new ArrayList<>();
+        AtomicInteger empty = new AtomicInteger();
+        int total = 0;
+        for (int l = 0; l < locks; l++) {
+            List<CompletableFuture<Optional<Lease>>> fs = new ArrayList<>();
+            List<CompletableFuture<Void>> ss = new ArrayList<>();
+            List<Integer> got = Collections.synchronizedList(new ArrayList<>());
+            DistributedLock lock = waiting.lock(names.get(l));
+            for (int i = 0; i < (l == 0 ? 500 : 15); i++) {
+                int index = i;
+                CompletableFuture<Optional<Lease>> f = lock.acquireAsync(wait);
+                fs.add(f);
+                ss.add(f.thenAccept(lease -> {
+                    if (lease.isEmpty()) {
+                        empty.incrementAndGet();
+                        return;
+                    }
+                    got.add(index);
+                    lease.get().release(); // the next waiter's turn
+                }));
+                total++;
+            }
+            futures.add(fs);
+            served.add(ss);
+            order.add(got);
+        }
+        int most = 0;
+        List<String> extra = new ArrayList<>();
+        // every server-side waiter waits through a few backoff rounds (two lease times) while the threads are counted
+        long until = System.nanoTime() + lease().multipliedBy(2).toNanos();
+        while (System.nanoTime() - until < 0) {
+            List<String> now = new ArrayList<>();
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (!before.contains(t) && t.isAlive() && !t.getName().startsWith("dlock-tck-")) {
+                    now.add(t.getName());
+                }
+            }
+            if (now.size() > most) {
+                most = now.size();
+                extra = now;
+            }
+            sleep(Duration.ofMillis(20));
+        }
+        System.out.println("[dlock-tck] L11: " + total + " asynchronous waiters on " + locks + " busy locks through one "
+                + "client added " + most + " threads at most");
+        List<String> shown = new ArrayList<>(new java.util.TreeSet<>(extra)).subList(0, Math.min(20, extra.size()));
+        assertTrue(most <= L10_MAX_THREADS, Rule.L11.failure(total + " pending acquireAsync calls through one client added "
+                + most + " threads (at most " + L10_MAX_THREADS + " allowed), among them " + shown));
+
+        List<List<Integer>> expected = new ArrayList<>();
+        for (int l = 0; l < locks; l++) {
+            List<Integer> kept = new ArrayList<>();
+            List<CompletableFuture<Optional<Lease>>> fs = futures.get(l);
+            for (int i = 0; i < fs.size(); i++) {
+                if (i % 2 == 1 || (i == 0 && l % 2 == 0)) {
+                    assertTrue(fs.get(i).cancel(true), Rule.L11.failure("waiter " + i + " of a lock held by another "
+                            + "client completed before the lock was freed: " + fs.get(i)));
+                } else {
+                    kept.add(i);
+                }
+            }
+            expected.add(kept);
+        }
+        long t0 = System.nanoTime();
+        held.forEach(Lease::release);
+        long end = System.nanoTime() + Duration.ofSeconds(60).plus(lease().multipliedBy(4)).toNanos();
+        for (int l = 0; l < locks; l++) {
+            for (int i : expected.get(l)) {
+                try {
+                    served.get(l).get(i).get(Math.max(1, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
+                    fail(Rule.L11.failure("after the locks were freed, waiter " + i + " of lock " + l + " was not "
+                            + "served within " + millis(end - t0) + " ms (served on that lock: " + order.get(l) + ")"));
+                }
+            }
+        }
+        System.out.println("[dlock-tck] L11: half of them cancelled; the rest served in " + millis(System.nanoTime() - t0)
+                + " ms after the release");
+        assertEquals(0, empty.get(), Rule.L11.failure(empty + " waiters ended without a lease"));
+        for (int l = 0; l < locks; l++) {
+            assertEquals(expected.get(l), order.get(l), Rule.L11.failure("the waiters of lock " + l + " of one client "
+                    + "were not served in the order they asked"));
+        }
+        // nothing left held or queued by the cancelled waiters: the locks are free for another client
+        for (String n : names) {
+            Optional<Lease> again = holding.lock(n).tryAcquire(lease());
+            assertTrue(again.isPresent(), Rule.L11.failure("after every waiter was served or cancelled, lock '" + n
+                    + "' could not be acquired within " + lease() + " (a cancelled waiter left it held or queued)"));
+            again.get().release();
+        }
+    }
 
     /**
      * L9: close() of a client that holds a thousand leases returns within about two operation

@@ -53,7 +53,7 @@ public enum Rule {
             "renew must extend the server-side lease for the full lease time, owner-checked, and batched renewals must answer one result per lease"),
     /** L4: wait timeouts are honoured. */
     L4("wait timeouts are honoured",
-            "AcquireAttempt.awaitTurn must return within the maxWait it is given, and every backend call must respect the operation timeout"),
+            "AcquireAttempt.turn must return at once (its stage is the wait, not the call), and every backend call must respect the operation timeout"),
     /** L5: every contender eventually wins (in order where FAIR). */
     L5("every contender eventually wins (in order where FAIR)",
             "waiters must be woken or poll; a FAIR backend must grant in queue order and wake only the next waiter"),
@@ -71,7 +71,10 @@ public enum Rule {
             "release, renew and every other backend call must honour the operation timeout, also when close() releases many leases at once against a backend that does not answer"),
     /** L10: a client's threads do not grow with its waiters. */
     L10("a client's threads do not grow with its waiters",
-            "a wait (awaitTurn) must wait on the caller's thread or on shared machinery (one subscription connection, a watch, a timer): never start or hold a thread per waiter"),
+            "a wait (AcquireAttempt.turn) must be completed by shared machinery (one subscription connection, a watch, the core's timer): never start or hold a thread per waiter"),
+    /** L11: asynchronous waits hold no thread. */
+    L11("asynchronous waits hold no thread",
+            "AcquireAttempt.turn must return at once a stage that a notification completes (or keep the default, which the core's timer paces): never block in it, nor start or hold a thread per waiting attempt; abandon() must leave a cancelled waiter's place for the next"),
     /** V1: bad names, lease times and waits are rejected clearly. */
     V1("bad names, lease times and waits are rejected clearly",
             "validation belongs in the core; a backend's own limits go in minimumLeaseTime()/maximumLeaseTime()"),

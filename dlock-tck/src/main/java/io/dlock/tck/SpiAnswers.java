@@ -1,22 +1,62 @@
 package io.dlock.tck;
 
 import io.dlock.LockBackendException;
+import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
 import io.dlock.spi.Grant;
 import io.dlock.spi.ReleaseOutcome;
 import io.dlock.spi.RenewOutcome;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * For a backend's own tests that drive its {@link io.dlock.spi.LockBackend} directly, as the core
  * does: reads the SPI's typed answers in the shape assertions want (a grant or a failed
- * assertion, one boolean per renewed grant, whether a release released). Stateless; every method
- * is thread-safe.
+ * assertion, one boolean per renewed grant, whether a release released), and waits for an
+ * attempt's turn the way the core does. Stateless; every method is thread-safe.
  */
 public final class SpiAnswers {
 
     private SpiAnswers() { }
+
+    /**
+     * Waits for an attempt's turn as the core does, but blocking the calling thread: asks
+     * {@link AcquireAttempt#turn(Duration)} for its stage and waits for the first of the stage's
+     * completion (normal or exceptional) and {@code maxWait}.
+     *
+     * @param attempt the attempt, after a busy answer
+     * @param maxWait the longest wait, not negative
+     * @return true if the stage completed (a notification, or "try now"), false if the wait ran out
+     * @throws InterruptedException if the thread is interrupted while waiting
+     * @throws IllegalArgumentException if an argument is null or {@code maxWait} negative
+     * @throws io.dlock.LockBackendException if {@code turn} throws it
+     */
+    public static boolean awaitTurn(AcquireAttempt<?> attempt, Duration maxWait) throws InterruptedException {
+        if (attempt == null || maxWait == null || maxWait.isNegative()) {
+            throw new IllegalArgumentException(attempt == null ? "attempt must not be null"
+                    : "maxWait must be zero or positive, was " + maxWait);
+        }
+        CompletionStage<Void> stage = attempt.turn(maxWait);
+        if (stage == null) {
+            throw new AssertionError("turn(" + maxWait + ") answered null, not a stage");
+        }
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        stage.whenComplete((v, t) -> done.complete(null));
+        try {
+            done.get(Math.min(maxWait.toNanos(), Long.MAX_VALUE / 4), TimeUnit.NANOSECONDS);
+            return true;
+        } catch (TimeoutException e) {
+            return false;
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(e); // never: done is only completed normally
+        }
+    }
 
     /**
      * @param result an attempt's answer

@@ -40,8 +40,9 @@ import org.slf4j.LoggerFactory;
  * already interrupted runs normally (so {@code tryAcquire()} works for a thread with a pending
  * interrupt, as with every backend) and keeps the flag. A try interrupted while it waits for its
  * answer stops waiting at once and reports busy, remembering that a grant or a ticket may have been
- * written so that {@link #abandon()} undoes it. Either way the core's next
- * {@link #awaitTurn(Duration)} throws {@link InterruptedException}. Used by one thread at a time.
+ * written so that {@link #abandon()} undoes it. Either way the core finds the flag after the busy
+ * answer and ends a blocking caller's acquisition with {@link InterruptedException}, abandoning it.
+ * The core's calls come one at a time.
  */
 final class DynamoDbAttempt implements AcquireAttempt<Void> {
 
@@ -252,16 +253,8 @@ final class DynamoDbAttempt implements AcquireAttempt<Void> {
         return AttemptResult.busy(Duration.ofNanos(Math.max(MIN_HINT, nanos)));
     }
 
-    @Override
-    public void awaitTurn(Duration maxWait) throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted while waiting for lock '" + request.name() + "'");
-        }
-        long nanos = maxWait.toNanos();
-        if (nanos > 0) {
-            TimeUnit.NANOSECONDS.sleep(nanos);
-        }
-    }
+    // turn(maxWait): the default. DynamoDB cannot notify a waiter: the core's timer, bounded by the busy
+    // answers' hints (the pace of the line), paces the tries, and no thread waits
 
     @Override
     public void abandon() {

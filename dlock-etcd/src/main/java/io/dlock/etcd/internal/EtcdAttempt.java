@@ -15,9 +15,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -300,18 +299,16 @@ final class EtcdAttempt implements AcquireAttempt<EtcdGrant> {
     }
 
     @Override
-    public void awaitTurn(Duration maxWait) throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
-        }
+    public CompletionStage<Void> turn(Duration maxWait) {
         if (maxWait.isZero() || maxWait.isNegative()) {
-            return;
+            return CompletableFuture.completedFuture(null);
         }
         if (finished || ownRevision == 0 || ownKeyDeleted || backend.isClosed()
                 || (lease != null && lease.isGone())) {
             // the next try reports it
-            return;
+            return CompletableFuture.completedFuture(null);
         }
+        // this try's signal (each try makes a fresh one), completed by a watch event on jetcd's thread
         CompletableFuture<Void> signal = wake;
         try {
             watch();
@@ -319,11 +316,7 @@ final class EtcdAttempt implements AcquireAttempt<EtcdGrant> {
             // watching is an optimisation: without it the core's bounded poll still finds the turn
             LOG.debug("dlock: watching the queue of lock '{}' failed; polling instead", name, e);
         }
-        try {
-            signal.get(Math.min(maxWait.toNanos(), Long.MAX_VALUE / 4), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException | ExecutionException e) {
-            // time to try again
-        }
+        return signal;
     }
 
     /** Makes sure the predecessor and the own key are watched for deletion, from just after the last read. */

@@ -5,10 +5,12 @@ import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
- * One acquisition: the acquire statement until a grant, and between tries a wait for a release
- * notice of the name ({@link #awaitTurn}).
+ * One acquisition: the acquire statement until a grant, and between tries a turn that a release
+ * notice of the name completes ({@link #turn}).
  *
  * <p>No waiter starves: from its second try on, a waiting attempt takes the lock's one place next
  * in line (the ticket) if nobody has it, its holder let it go stale, or this attempt has waited
@@ -17,11 +19,12 @@ import java.time.Duration;
  * {@code tryAcquire()} stays one statement, and a client that releases and asks again at once
  * finds the lock promised to the longest waiter that has asked since.
  *
- * <p>A notice sent before this client's LISTEN is active would be missed, so the first wait only
- * waits for the LISTEN connection to be up, then returns for another try; after that, a wait ends
+ * <p>A notice sent before this client's LISTEN is active would be missed, so the first turn's
+ * stage completes when the LISTEN connection is up, for another try; after that, a stage completes
  * at a notice of the name that arrived after the try began (or a change of the LISTEN connection),
- * or at the core's {@code maxWait}, so a lost notice costs at most one poll interval. The core
- * makes one call at a time on an attempt.
+ * and the core's {@code maxWait} bounds the wait, so a lost notice costs at most one poll interval.
+ * No thread waits: the LISTEN reader completes the stages. The core makes one call at a time on
+ * an attempt.
  */
 final class PgAttempt implements AcquireAttempt<Void> {
 
@@ -31,6 +34,8 @@ final class PgAttempt implements AcquireAttempt<Void> {
     private PgNotifications.Snapshot atTry;
     private boolean outcomeUnknown;
     private boolean finished;
+    /** The last turn's stage: stale once the next try starts, completed then so the lists drop it. */
+    private CompletableFuture<Void> lastTurn;
     /** Tries made; a waiting attempt's tries after the first may take the place next in line. */
     private int tries;
     /** The server's time of this attempt's first busy answer (microseconds), or -1. */
@@ -66,30 +71,33 @@ final class PgAttempt implements AcquireAttempt<Void> {
     }
 
     /**
-     * The wait for a turn, in one place: a release notice of the name, or {@code maxWait}.
+     * The turn, in one place: a stage that a release notice of the name completes (the core bounds
+     * the wait by {@code maxWait}).
      *
-     * @param maxWait the longest wait
-     * @throws InterruptedException if interrupted
+     * @param maxWait the longest the core waits
+     * @return the stage
      */
     @Override
-    public void awaitTurn(Duration maxWait) throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted while waiting for lock '" + request.name() + "'");
+    public CompletionStage<Void> turn(Duration maxWait) {
+        dropLastTurn();
+        if (finished || maxWait.isZero() || maxWait.isNegative()) {
+            return CompletableFuture.completedFuture(null);
         }
-        if (maxWait.isZero() || maxWait.isNegative()) {
-            return;
-        }
-        long deadline = System.nanoTime() + Math.min(maxWait.toNanos(), Long.MAX_VALUE / 4);
         PgNotifications notifications = backend.notifications();
         if (topic == null) {
             topic = notifications.register(request.name());
         }
-        if (atTry == null || !atTry.listening()) {
-            // listen first; the next try then sees any release made before the LISTEN was active
-            notifications.awaitListening(deadline);
-            return;
+        // listen first; the next try then sees any release made before the LISTEN was active
+        lastTurn = atTry == null || !atTry.listening() ? notifications.whenListening()
+                : notifications.changeAfter(topic, atTry);
+        return lastTurn;
+    }
+
+    private void dropLastTurn() {
+        if (lastTurn != null) {
+            lastTurn.complete(null);
+            lastTurn = null;
         }
-        notifications.awaitChange(topic, atTry, deadline);
     }
 
     @Override
@@ -105,6 +113,7 @@ final class PgAttempt implements AcquireAttempt<Void> {
     }
 
     private void stopListening() {
+        dropLastTurn();
         if (topic != null) {
             backend.notifications().unregister(topic);
             topic = null;

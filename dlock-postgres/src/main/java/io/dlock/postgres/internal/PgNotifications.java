@@ -5,8 +5,11 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -23,11 +26,12 @@ import org.slf4j.LoggerFactory;
  * its own transaction, so the notice is delivered once the lock is free. Notices of names nobody
  * here waits for are dropped; each waited-for name has a counter that every notice of it raises.
  *
- * <p>A broken connection wakes every waiter (they fall back to the core's bounded poll) and is
- * replaced, with a backoff of 50 ms doubling to 1 s; a connection quiet for 5 s is checked with one
- * {@code SELECT 1} under the operation timeout, so a dead link (frozen, black-holed) is found and
- * replaced too. Waits use a {@link ReentrantLock}, so virtual
- * threads do not pin. Thread-safe.
+ * <p>No thread waits for a notice: a waiting attempt holds a stage ({@link #whenListening()},
+ * {@link #changeAfter}) that the reader thread completes, outside the lock, when what it waits for
+ * happens. A broken connection completes every waiter's stage (they fall back to the core's
+ * bounded poll) and is replaced, with a backoff of 50 ms doubling to 1 s; a connection quiet for
+ * 5 s is checked with one {@code SELECT 1} under the operation timeout, so a dead link (frozen,
+ * black-holed) is found and replaced too. Thread-safe.
  */
 final class PgNotifications implements AutoCloseable {
 
@@ -44,6 +48,8 @@ final class PgNotifications implements AutoCloseable {
         final String name;
         int refs; // guarded by the lock
         long generation; // guarded by the lock
+        /** Stages waiting for a notice of the name or a change of the connection. */
+        final List<CompletableFuture<Void>> waiters = new ArrayList<>(); // guarded by the lock
 
         Topic(String name) {
             this.name = name;
@@ -66,7 +72,10 @@ final class PgNotifications implements AutoCloseable {
     private final ThreadFactory threads;
 
     private final ReentrantLock lock = new ReentrantLock();
+    /** Signalled by close(), for the reader thread's pause between connections. */
     private final Condition changed = lock.newCondition();
+    /** Stages waiting for the LISTEN connection to be up. */
+    private final List<CompletableFuture<Void>> listenWaiters = new ArrayList<>(); // guarded by lock
     private final Map<String, Topic> topics = new HashMap<>(); // guarded by lock
     private boolean listening; // guarded by lock
     private long epoch; // guarded by lock
@@ -124,48 +133,51 @@ final class PgNotifications implements AutoCloseable {
     }
 
     /**
-     * Waits until the LISTEN connection is up, or the deadline.
-     *
-     * @param deadline a {@link System#nanoTime()} reading
-     * @throws InterruptedException if interrupted
+     * @return a new stage that completes once the LISTEN connection is up (or this closes);
+     *     complete already if it is
      */
-    void awaitListening(long deadline) throws InterruptedException {
+    CompletableFuture<Void> whenListening() {
         lock.lock();
         try {
-            while (!listening && !closed) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return;
-                }
-                changed.awaitNanos(left);
+            if (!listening && !closed) {
+                return waitIn(listenWaiters);
             }
         } finally {
             lock.unlock();
         }
+        return CompletableFuture.completedFuture(null);
     }
 
     /**
-     * Waits until a notice of the topic's name arrived after the snapshot, the connection changed,
-     * or the deadline.
-     *
      * @param topic the name
      * @param seen what the last try saw
-     * @param deadline a {@link System#nanoTime()} reading
-     * @throws InterruptedException if interrupted
+     * @return a new stage that completes at a notice of the topic's name that arrived after the
+     *     snapshot, or a change of the connection (or when this closes); complete already if one
+     *     came
      */
-    void awaitChange(Topic topic, Snapshot seen, long deadline) throws InterruptedException {
+    CompletableFuture<Void> changeAfter(Topic topic, Snapshot seen) {
         lock.lock();
         try {
-            while (!closed && topic.generation == seen.generation() && epoch == seen.epoch()) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return;
-                }
-                changed.awaitNanos(left);
+            if (!closed && topic.generation == seen.generation() && epoch == seen.epoch()) {
+                return waitIn(topic.waiters);
             }
         } finally {
             lock.unlock();
         }
+        return CompletableFuture.completedFuture(null);
+    }
+
+    // with lock held: a new stage in the list, without the ones their attempts have given up on
+    private static CompletableFuture<Void> waitIn(List<CompletableFuture<Void>> waiters) {
+        waiters.removeIf(CompletableFuture::isDone);
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        waiters.add(f);
+        return f;
+    }
+
+    /** Completes stages outside the lock: what waits on them may try again at once. */
+    private static void complete(List<CompletableFuture<Void>> stages) {
+        stages.forEach(f -> f.complete(null));
     }
 
     private boolean isClosed() {
@@ -231,37 +243,50 @@ final class PgNotifications implements AutoCloseable {
     }
 
     private void deliver(PGNotification[] notices) {
+        List<CompletableFuture<Void>> woken = new ArrayList<>();
         lock.lock();
         try {
-            boolean any = false;
             for (PGNotification n : notices) {
                 String p = n.getParameter();
                 if (p != null && p.startsWith(prefix)) {
                     Topic t = topics.get(p.substring(prefix.length()));
                     if (t != null) {
                         t.generation++;
-                        any = true;
+                        woken.addAll(t.waiters);
+                        t.waiters.clear();
                     }
                 }
-            }
-            if (any) {
-                changed.signalAll();
             }
         } finally {
             lock.unlock();
         }
+        complete(woken);
     }
 
     private void setListening(boolean up) {
+        List<CompletableFuture<Void>> woken = new ArrayList<>();
         lock.lock();
         try {
             if (listening != up) {
                 listening = up;
                 epoch++;
-                changed.signalAll();
+                takeAll(woken, up);
             }
         } finally {
             lock.unlock();
+        }
+        complete(woken);
+    }
+
+    // with lock held: every topic's waiters (the epoch changed), and the LISTEN waiters if it is up
+    private void takeAll(List<CompletableFuture<Void>> into, boolean listenersToo) {
+        for (Topic t : topics.values()) {
+            into.addAll(t.waiters);
+            t.waiters.clear();
+        }
+        if (listenersToo) {
+            into.addAll(listenWaiters);
+            listenWaiters.clear();
         }
     }
 
@@ -297,10 +322,11 @@ final class PgNotifications implements AutoCloseable {
         }
     }
 
-    /** Stops the thread and closes its connection; wakes every waiter. Never throws. */
+    /** Stops the thread and closes its connection; completes every waiter's stage. Never throws. */
     @Override
     public void close() {
         Thread t;
+        List<CompletableFuture<Void>> woken = new ArrayList<>();
         lock.lock();
         try {
             if (closed) {
@@ -308,10 +334,12 @@ final class PgNotifications implements AutoCloseable {
             }
             closed = true;
             t = thread;
+            takeAll(woken, true);
             changed.signalAll();
         } finally {
             lock.unlock();
         }
+        complete(woken);
         Connection c = connection;
         if (c != null) {
             connections.abort(c);

@@ -5,18 +5,21 @@ import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One acquisition: the acquire script until a grant, and between tries a wait for a release
- * notice on the name's channel.
+ * One acquisition: the acquire script until a grant, and between tries a turn that a release
+ * notice on the name's channel completes.
  *
  * <p>A release published before this client's subscription is active would be missed, so the
- * first wait only subscribes and waits for the server's confirmation, then returns for another
- * try; a wait counts as notified only by a notice that arrived after a try that began with the
- * subscription confirmed. Every wait is bounded by the core's {@code maxWait}, so a lost notice or
- * a broken pub/sub connection costs at most one poll interval. Used by one thread at a time.
+ * first turn only subscribes and completes at the server's confirmation, for another try; a turn
+ * completes on a notice only if the notice arrived after a try that began with the subscription
+ * confirmed. The core bounds every wait by its {@code maxWait}, so a lost notice or a broken
+ * pub/sub connection costs at most one poll interval. No thread waits: the subscriber's reader
+ * thread completes the stages. The core's calls come one at a time.
  */
 final class RedisAttempt implements AcquireAttempt<Void> {
 
@@ -29,6 +32,8 @@ final class RedisAttempt implements AcquireAttempt<Void> {
     private long generationAtTry;
     private boolean outcomeUnknown;
     private boolean finished;
+    /** The last turn's stage: stale once the next try starts, completed then so the topic drops it. */
+    private CompletableFuture<Void> lastTurn;
 
     RedisAttempt(RedisLockBackend backend, AcquireRequest request) {
         this.backend = backend;
@@ -56,24 +61,25 @@ final class RedisAttempt implements AcquireAttempt<Void> {
     }
 
     @Override
-    public void awaitTurn(Duration maxWait) throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw new InterruptedException("interrupted while waiting for lock '" + request.name() + "'");
+    public CompletionStage<Void> turn(Duration maxWait) {
+        dropLastTurn();
+        if (finished || maxWait.isZero() || maxWait.isNegative()) {
+            return CompletableFuture.completedFuture(null);
         }
-        if (maxWait.isZero() || maxWait.isNegative()) {
-            return;
-        }
-        long deadline = System.nanoTime() + Math.min(maxWait.toNanos(), Long.MAX_VALUE / 4);
         ReleaseSubscriber subscriber = backend.subscriber();
         if (topic == null) {
             topic = subscriber.register(backend.keys().released(request.name()));
         }
-        if (!confirmedAtTry) {
-            // subscribe first; the next try then sees any release made before the subscription
-            subscriber.awaitConfirmed(topic, deadline);
-            return;
+        // subscribe first; the next try then sees any release made before the subscription
+        lastTurn = confirmedAtTry ? topic.changeAfter(generationAtTry) : subscriber.confirmation(topic);
+        return lastTurn;
+    }
+
+    private void dropLastTurn() {
+        if (lastTurn != null) {
+            lastTurn.complete(null);
+            lastTurn = null;
         }
-        topic.awaitChange(generationAtTry, deadline);
     }
 
     @Override
@@ -93,6 +99,7 @@ final class RedisAttempt implements AcquireAttempt<Void> {
     }
 
     private void stopListening() {
+        dropLastTurn();
         if (topic != null) {
             backend.subscriber().unregister(topic);
             topic = null;

@@ -5,9 +5,10 @@ import java.net.Socket;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -69,18 +70,22 @@ final class ReleaseSubscriber implements AutoCloseable {
     /**
      * One channel that waiters of this client listen on. The counters that track the server's
      * answers, and the generation that counts release notices, are guarded by this topic's own
-     * lock (taken inside {@link ReleaseSubscriber#lock} where both are held); waiters wait on its
-     * condition. No monitor: a virtual thread waiting here never pins its carrier.
+     * lock (taken inside {@link ReleaseSubscriber#lock} where both are held). A waiting attempt
+     * holds no thread: it holds a stage, which the reader thread completes (outside this lock) when
+     * what it waits for happens.
      */
     static final class Topic {
         final String channel;
         int refs; // guarded by ReleaseSubscriber.lock
         private final ReentrantLock state = new ReentrantLock();
-        private final Condition changed = state.newCondition();
         private int pending; // commands sent, not yet answered
         private boolean subscribed; // the last answer was a subscribe
         private long generation; // bumped by every notice and by the loss of the connection
-        private boolean dead; // the subscriber closed: waits return at once
+        private boolean dead; // the subscriber closed: waits end at once
+        /** Stages waiting for any answer, notice or loss of the connection. */
+        private final List<CompletableFuture<Void>> answerWaiters = new ArrayList<>(); // guarded by state
+        /** Stages waiting for a notice or the loss of the connection. */
+        private final List<CompletableFuture<Void>> noticeWaiters = new ArrayList<>(); // guarded by state
 
         Topic(String channel) {
             this.channel = channel;
@@ -96,39 +101,68 @@ final class ReleaseSubscriber implements AutoCloseable {
         }
 
         void answered(boolean subscribe) {
+            List<CompletableFuture<Void>> woken;
             state.lock();
             try {
                 if (pending > 0) {
                     pending--;
                 }
                 subscribed = subscribe;
-                changed.signalAll();
+                woken = take(answerWaiters, null);
             } finally {
                 state.unlock();
             }
+            complete(woken);
         }
 
         void message() {
+            List<CompletableFuture<Void>> woken;
             state.lock();
             try {
                 generation++;
-                changed.signalAll();
+                woken = take(answerWaiters, noticeWaiters);
             } finally {
                 state.unlock();
             }
+            complete(woken);
         }
 
         void reset(boolean close) {
+            List<CompletableFuture<Void>> woken;
             state.lock();
             try {
                 pending = 0;
                 subscribed = false;
                 generation++;
                 dead |= close;
-                changed.signalAll();
+                woken = take(answerWaiters, noticeWaiters);
             } finally {
                 state.unlock();
             }
+            complete(woken);
+        }
+
+        // with state held
+        private static List<CompletableFuture<Void>> take(List<CompletableFuture<Void>> a, List<CompletableFuture<Void>> b) {
+            List<CompletableFuture<Void>> out = new ArrayList<>(a);
+            a.clear();
+            if (b != null) {
+                out.addAll(b);
+                b.clear();
+            }
+            return out;
+        }
+
+        private static void complete(List<CompletableFuture<Void>> stages) {
+            stages.forEach(f -> f.complete(null));
+        }
+
+        // with state held: the waiter list, without stages their attempts have given up on
+        private static CompletableFuture<Void> waitIn(List<CompletableFuture<Void>> waiters) {
+            waiters.removeIf(CompletableFuture::isDone);
+            CompletableFuture<Void> f = new CompletableFuture<>();
+            waiters.add(f);
+            return f;
         }
 
         int pending() {
@@ -169,47 +203,36 @@ final class ReleaseSubscriber implements AutoCloseable {
         }
 
         /**
-         * Waits until the subscription is confirmed, the connection is lost, or the deadline.
-         *
-         * @return false if the deadline passed with nothing of that
+         * @return a stage that completes once the subscription is confirmed, at the next answer,
+         *     notice or loss of the connection; complete already if it is confirmed (or the
+         *     subscriber closed)
          */
-        boolean awaitConfirmed(long deadline) throws InterruptedException {
+        CompletableFuture<Void> confirmation() {
             state.lock();
             try {
-                long gen = generation;
-                while (!dead && !(pending == 0 && subscribed) && generation == gen) {
-                    if (!waitUntil(deadline)) {
-                        return false;
-                    }
-                }
-                return true;
-            } finally {
-                state.unlock();
-            }
-        }
-
-        /** Waits until a notice or the loss of the connection after {@code gen}, or the deadline. */
-        void awaitChange(long gen, long deadline) throws InterruptedException {
-            state.lock();
-            try {
-                while (!dead && generation == gen) {
-                    if (!waitUntil(deadline)) {
-                        return;
-                    }
+                if (!dead && !(pending == 0 && subscribed)) {
+                    return waitIn(answerWaiters);
                 }
             } finally {
                 state.unlock();
             }
+            return CompletableFuture.completedFuture(null);
         }
 
-        // with state held
-        private boolean waitUntil(long deadline) throws InterruptedException {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return false;
+        /**
+         * @return a stage that completes at the first notice or loss of the connection after
+         *     generation {@code gen}; complete already if there was one (or the subscriber closed)
+         */
+        CompletableFuture<Void> changeAfter(long gen) {
+            state.lock();
+            try {
+                if (!dead && generation == gen) {
+                    return waitIn(noticeWaiters);
+                }
+            } finally {
+                state.unlock();
             }
-            changed.awaitNanos(left);
-            return true;
+            return CompletableFuture.completedFuture(null);
         }
     }
 
@@ -263,17 +286,12 @@ final class ReleaseSubscriber implements AutoCloseable {
     }
 
     /**
-     * Waits until the topic's subscription is confirmed, the connection is lost, or the deadline;
-     * makes the connection again meanwhile if there is none, as soon as the reconnect delay allows.
+     * Makes the connection again if there is none and the reconnect delay allows (else a later
+     * turn does), and answers the topic's {@link Topic#confirmation()}.
      */
-    void awaitConfirmed(Topic t, long deadline) throws InterruptedException {
-        while (true) {
-            long retryAt = ensureConnected();
-            long until = retryAt != 0 && retryAt - deadline < 0 ? retryAt : deadline;
-            if (t.awaitConfirmed(until) || System.nanoTime() - deadline >= 0) {
-                return;
-            }
-        }
+    CompletableFuture<Void> confirmation(Topic t) {
+        ensureConnected();
+        return t.confirmation();
     }
 
     /**

@@ -25,7 +25,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
@@ -188,8 +191,8 @@ public final class BrokenProviders implements LockProvider {
         }
 
         @Override
-        public void awaitTurn(Duration maxWait) throws InterruptedException {
-            delegate.awaitTurn(maxWait);
+        public CompletionStage<Void> turn(Duration maxWait) {
+            return delegate.turn(maxWait);
         }
 
         @Override
@@ -223,8 +226,8 @@ public final class BrokenProviders implements LockProvider {
         }
 
         @Override
-        public void awaitTurn(Duration maxWait) throws InterruptedException {
-            reference.awaitTurn(maxWait);
+        public CompletionStage<Void> turn(Duration maxWait) {
+            return reference.turn(maxWait);
         }
 
         @Override
@@ -298,8 +301,8 @@ public final class BrokenProviders implements LockProvider {
             public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                 return new ForwardingAttempt(real.newAttempt(request)) {
                     @Override
-                    public void awaitTurn(Duration maxWait) throws InterruptedException {
-                        Thread.sleep(Math.max(1, maxWait.toMillis()));
+                    public CompletionStage<Void> turn(Duration maxWait) {
+                        return new CompletableFuture<>(); // never told: the core's timer paces the tries
                     }
                 };
             }
@@ -430,7 +433,7 @@ public final class BrokenProviders implements LockProvider {
                     }
                 });
         add("release-not-sent", "release answers true without sending anything: the lock ends by expiry",
-                rules(Rule.L1, Rule.L2, Rule.L7, Rule.L8, Rule.V2, Rule.B2, Rule.B3), rules(Rule.E3, Rule.E4),
+                rules(Rule.L1, Rule.L2, Rule.L7, Rule.L8, Rule.L11, Rule.V2, Rule.B2, Rule.B3), rules(Rule.E3, Rule.E4),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public ReleaseOutcome release(Grant<Void> lock) {
@@ -568,7 +571,7 @@ public final class BrokenProviders implements LockProvider {
                     }
                 });
         add("early-takeover", "a waiter takes over a lock whose holder it has seen unchanged for half a lease, "
-                + "counting from its own first sighting as if that were the holder's last renewal", rules(Rule.S7, Rule.L2), rules(Rule.S10, Rule.N1, Rule.E2),
+                + "counting from its own first sighting as if that were the holder's last renewal", rules(Rule.S7, Rule.L2), rules(Rule.S10, Rule.L11, Rule.N1, Rule.E2),
                 c -> {
                     Map<String, long[]> seen = new ConcurrentHashMap<>(); // name -> {token, first sighting, lease end}
                     return granting(c, Set.of(), (server, r, lease) -> {
@@ -658,36 +661,70 @@ public final class BrokenProviders implements LockProvider {
                         }
                     };
                 });
-        add("grant-in-await", "the server hands the lock to a waiter inside awaitTurn, and the grant is reported on "
-                + "the next tryOnce without its earlier start", rules(Rule.S7), rules(Rule.L1),
+        add("grant-in-await", "the server hands the lock to a waiter while it waits for its turn, and the grant is "
+                + "reported on a try at least 150 ms later without its earlier start", rules(Rule.S7), rules(Rule.L1),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                         return new CustomGrant(this, request) {
-                            private long pending;
+                            private long pending; // guarded by this
+                            private long pendingSince; // guarded by this
+                            private boolean gone; // guarded by this: abandoned, or granted
 
                             @Override
                             long grant(MemServer server, long leaseNanos) {
-                                if (pending > 0) {
-                                    long t = pending;
-                                    pending = 0;
-                                    return t;
+                                synchronized (this) {
+                                    if (pending > 0) {
+                                        long held = System.nanoTime() - pendingSince;
+                                        long hold = TimeUnit.MILLISECONDS.toNanos(150);
+                                        if (held < hold) {
+                                            return -(hold - held); // busy: the grant is collected after the rest of the wait
+                                        }
+                                        long t = pending;
+                                        pending = 0;
+                                        gone = true;
+                                        return t;
+                                    }
                                 }
-                                return server.tryAcquire(request.name(), request.ownerId(), leaseNanos);
+                                long t = server.tryAcquire(request.name(), request.ownerId(), leaseNanos);
+                                if (t > 0) {
+                                    synchronized (this) {
+                                        gone = true;
+                                    }
+                                }
+                                return t;
                             }
 
                             @Override
-                            public void awaitTurn(Duration maxWait) throws InterruptedException {
-                                long start = System.nanoTime();
-                                super.awaitTurn(maxWait);
-                                if (!real.link.isFrozen()) {
-                                    long t = server().tryAcquire(request.name(), request.ownerId(), request.leaseTime().toNanos());
-                                    if (t > 0) {
-                                        pending = t; // granted now; collected on the next tryOnce, after the rest of the wait
-                                        long left = maxWait.toNanos() - (System.nanoTime() - start);
-                                        Thread.sleep(Math.max(150, left / 1_000_000));
+                            public CompletionStage<Void> turn(Duration maxWait) {
+                                CompletionStage<Void> released = super.turn(maxWait);
+                                released.whenComplete((v, e) -> {
+                                    synchronized (this) {
+                                        if (!gone && pending == 0 && !real.link.isFrozen()) {
+                                            long t = server().tryAcquire(request.name(), request.ownerId(),
+                                                    request.leaseTime().toNanos());
+                                            if (t > 0) {
+                                                pendingSince = System.nanoTime();
+                                                pending = t; // granted now, on the notification; reported later
+                                            }
+                                        }
                                     }
+                                });
+                                return new CompletableFuture<>(); // the next try comes on the core's timer
+                            }
+
+                            @Override
+                            public void abandon() {
+                                long t;
+                                synchronized (this) {
+                                    gone = true;
+                                    t = pending;
+                                    pending = 0;
                                 }
+                                if (t > 0) {
+                                    server().release(request.name(), request.ownerId(), t); // not this mutant's bug
+                                }
+                                super.abandon();
                             }
                         };
                     }
@@ -706,7 +743,7 @@ public final class BrokenProviders implements LockProvider {
                         };
                     }
                 });
-        add("abandon-unconditional", "abandon() deletes the lock whoever holds it", rules(Rule.S3, Rule.S4, Rule.S5, Rule.V2, Rule.B2, Rule.B3), rules(Rule.S7, Rule.S10, Rule.L3, Rule.L4, Rule.N1),
+        add("abandon-unconditional", "abandon() deletes the lock whoever holds it", rules(Rule.S3, Rule.S4, Rule.S5, Rule.V2, Rule.B2, Rule.B3), rules(Rule.S7, Rule.S10, Rule.L3, Rule.L4, Rule.L11, Rule.N1),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
@@ -801,56 +838,43 @@ public final class BrokenProviders implements LockProvider {
                 });
 
         // ---- waiting
-        add("wait", "a waiter ignores the wait it was given and waits up to 5 s for a release", rules(Rule.L4),
+        add("wait", "turn blocks until a release, up to 5 s, instead of returning its stage at once", rules(Rule.L4),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                         return new ForwardingAttempt(real.newAttempt(request)) {
                             @Override
-                            public void awaitTurn(Duration maxWait) throws InterruptedException {
-                                real.server.awaitChange(request.name(), Duration.ofSeconds(5).toNanos());
-                            }
-                        };
-                    }
-                });
-        add("wait-swallows-interrupt", "awaitTurn catches the interrupt and returns as if woken", rules(Rule.S4),
-                c -> new Forwarding(c.real()) {
-                    @Override
-                    public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
-                        return new ForwardingAttempt(real.newAttempt(request)) {
-                            @Override
-                            public void awaitTurn(Duration maxWait) {
+                            public CompletionStage<Void> turn(Duration maxWait) {
                                 try {
-                                    delegate.awaitTurn(maxWait);
+                                    real.server.awaitChange(request.name(), Duration.ofSeconds(5).toNanos());
                                 } catch (InterruptedException e) {
-                                    // the bug: the interrupt is lost
+                                    Thread.currentThread().interrupt();
                                 }
+                                return CompletableFuture.completedFuture(null);
                             }
                         };
                     }
                 });
-        add("thread-per-wait", "each wait runs on a thread of its own that the waiter joins, as a naive adapter of an "
-                + "asynchronous client would", rules(Rule.L10),
+        add("thread-per-wait", "each wait runs on a thread of its own that blocks until a release and then completes "
+                + "the stage, as a naive adapter of a blocking client would", rules(Rule.L10, Rule.L11),
                 c -> new Forwarding(c.real()) {
                     @Override
                     public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
                         return new ForwardingAttempt(real.newAttempt(request)) {
                             @Override
-                            public void awaitTurn(Duration maxWait) throws InterruptedException {
+                            public CompletionStage<Void> turn(Duration maxWait) {
+                                CompletableFuture<Void> stage = new CompletableFuture<>();
                                 Thread waiter = new Thread(() -> {
                                     try {
-                                        delegate.awaitTurn(maxWait);
+                                        real.server.awaitChange(request.name(), maxWait.toNanos());
                                     } catch (InterruptedException e) {
-                                        Thread.currentThread().interrupt(); // ends the helper; the caller was interrupted too
+                                        Thread.currentThread().interrupt(); // ends the helper
                                     }
+                                    stage.complete(null);
                                 }, "broken-wait-" + request.name());
+                                waiter.setDaemon(true);
                                 waiter.start();
-                                try {
-                                    waiter.join();
-                                } catch (InterruptedException e) {
-                                    waiter.interrupt();
-                                    throw e;
-                                }
+                                return stage;
                             }
                         };
                     }
@@ -869,10 +893,14 @@ public final class BrokenProviders implements LockProvider {
                         long arrived = System.nanoTime();
                         return new ForwardingAttempt(grants) {
                             @Override
-                            public void awaitTurn(Duration maxWait) throws InterruptedException {
-                                super.awaitTurn(maxWait);
+                            public CompletionStage<Void> turn(Duration maxWait) {
                                 long waited = System.nanoTime() - arrived;
-                                Thread.sleep(Math.min(Math.min(200, maxWait.toMillis()), waited / 4_000_000));
+                                long lag = Math.min(Math.min(200, maxWait.toMillis()), waited / 4_000_000);
+                                CompletableFuture<Void> late = new CompletableFuture<>();
+                                super.turn(maxWait).whenComplete((v, e) -> CompletableFuture.runAsync(
+                                        () -> late.complete(null),
+                                        CompletableFuture.delayedExecutor(lag, TimeUnit.MILLISECONDS)));
+                                return late;
                             }
                         };
                     }

@@ -19,6 +19,8 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.UUID;
 import java.util.function.Supplier;
 
@@ -110,18 +112,24 @@ public final class MemLockProvider implements LockProvider {
                     return r > 0 ? AttemptResult.granted(r, null) : AttemptResult.busy(Duration.ofNanos(-r));
                 }
 
+                /** The stage of the last turn; completed when the next is asked for (it is stale then). */
+                private CompletableFuture<Void> lastTurn;
+
                 @Override
-                public void awaitTurn(Duration maxWait) throws InterruptedException {
-                    if (!link.hearsServer()) {
-                        // no news gets through a frozen link, or one that loses answers
-                        Thread.sleep(Math.max(1, maxWait.toMillis()));
-                    } else {
-                        server.awaitChange(request.name(), maxWait.toNanos());
+                public CompletionStage<Void> turn(Duration maxWait) {
+                    if (lastTurn != null) {
+                        lastTurn.complete(null); // lets the server drop it from its waiters
                     }
+                    // no news gets through a frozen link, or one that loses answers: the core's timer paces the tries
+                    lastTurn = link.hearsServer() ? server.nextRelease(request.name()) : new CompletableFuture<>();
+                    return lastTurn;
                 }
 
                 @Override
                 public void abandon() {
+                    if (lastTurn != null) {
+                        lastTurn.complete(null);
+                    }
                     if (unknown) {
                         // the grant may have happened without us hearing: undo it, owner-checked
                         try {

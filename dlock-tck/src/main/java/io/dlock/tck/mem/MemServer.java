@@ -4,9 +4,12 @@ import io.dlock.spi.support.Arguments;
 import io.dlock.LockConfigurationException;
 import io.dlock.LockHolder;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -25,6 +28,8 @@ public final class MemServer {
 
     private final String name;
     private final Map<String, Entry> locks = new HashMap<>(); // guarded by state
+    /** Per lock, the stages of waiting attempts' turns, completed when the lock is released. */
+    private final Map<String, List<CompletableFuture<Void>>> turns = new HashMap<>(); // guarded by state
     private final Map<String, MemLink> links = new ConcurrentHashMap<>();
     private long counter; // guarded by state
 
@@ -128,8 +133,11 @@ public final class MemServer {
      */
     public void kill() {
         pause();
+        List<CompletableFuture<Void>> woken = new ArrayList<>();
         state.lock();
         try {
+            turns.values().forEach(woken::addAll);
+            turns.clear();
             locks.clear();
             // the lock-delay: a lease granted before the crash may still be valid on its holder's clock for up
             // to the longest lease this server ever granted, so nobody is granted anything until then
@@ -139,6 +147,7 @@ public final class MemServer {
         } finally {
             state.unlock();
         }
+        complete(woken);
     }
 
     private long longestLease; // guarded by state
@@ -207,6 +216,7 @@ public final class MemServer {
     }
 
     boolean release(String lock, String owner, long token) {
+        List<CompletableFuture<Void>> woken;
         state.lock();
         try {
             Entry e = live(lock);
@@ -215,21 +225,59 @@ public final class MemServer {
             }
             locks.remove(lock);
             changed.signalAll();
-            return true;
+            woken = turns.remove(lock);
         } finally {
             state.unlock();
         }
+        complete(woken);
+        return true;
     }
 
     /** Deletes a lock whoever holds it: only the TCK's deliberately broken provider calls this. */
     boolean forceRelease(String lock) {
+        List<CompletableFuture<Void>> woken;
+        boolean had;
         state.lock();
         try {
-            boolean had = locks.remove(lock) != null;
+            had = locks.remove(lock) != null;
             changed.signalAll();
-            return had;
+            woken = turns.remove(lock);
         } finally {
             state.unlock();
+        }
+        complete(woken);
+        return had;
+    }
+
+    /**
+     * A waiting attempt's turn: a stage that completes when the lock is released (or the server is
+     * killed), at once if it is free now. No thread waits for it; a lock that merely expires does
+     * not complete it (the busy answer's hint, the holder's remaining time, paces that wait).
+     *
+     * @param lock the lock name
+     * @return a new stage
+     */
+    CompletableFuture<Void> nextRelease(String lock) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        state.lock();
+        try {
+            if (live(lock) != null) {
+                List<CompletableFuture<Void>> waiting = turns.computeIfAbsent(lock, k -> new ArrayList<>());
+                waiting.removeIf(CompletableFuture::isDone); // stages their attempts have given up on
+                waiting.add(f);
+                return f;
+            }
+        } finally {
+            state.unlock();
+        }
+        f.complete(null);
+        return f;
+    }
+
+    /** Completes stages outside the lock: what waits on them may try again at once. */
+    private static void complete(List<CompletableFuture<Void>> stages) {
+        if (stages != null) {
+            stages.forEach(f -> f.complete(null));
         }
     }
 
@@ -244,7 +292,10 @@ public final class MemServer {
         }
     }
 
-    /** Waits until the lock is released or expires, at most {@code maxNanos}. */
+    /**
+     * Waits until the lock is released or expires, at most {@code maxNanos}, blocking the thread:
+     * only the TCK's deliberately broken providers wait this way.
+     */
     void awaitChange(String lock, long maxNanos) throws InterruptedException {
         state.lock();
         try {

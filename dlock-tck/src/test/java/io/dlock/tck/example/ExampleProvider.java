@@ -105,10 +105,7 @@ public final class ExampleProvider implements LockProvider {
                     return mine[0] == null ? AttemptResult.busy() : AttemptResult.granted(mine[0].token, mine[0]);
                 }
 
-                @Override
-                public void awaitTurn(Duration maxWait) throws InterruptedException {
-                    Thread.sleep(Math.max(1, maxWait.toMillis())); // no notification: poll
-                }
+                // turn(maxWait): the default. The store cannot notify a waiter, so the core's timer paces the tries
 
                 @Override
                 public void abandon() {

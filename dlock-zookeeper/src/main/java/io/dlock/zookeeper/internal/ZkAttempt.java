@@ -9,10 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.CompletionStage;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
@@ -26,9 +23,10 @@ import org.slf4j.LoggerFactory;
  * ephemeral sequential node (its creation zxid, read from the create's answer, is the token if it
  * wins) and lists the queue in the same round trip (the listing is sent right behind the create;
  * see {@code createAndList}); later calls list the queue after a pipelined {@code sync}, also one
- * round trip. A call grants if our node is first. {@link #awaitTurn}
- * watches only the immediate predecessor, so a release wakes one waiter, not the herd.
- * {@link #abandon()} deletes the node. Used by one thread at a time.
+ * round trip. A call grants if our node is first. {@link #turn}
+ * watches only the immediate predecessor, so a release wakes one waiter, not the herd; the
+ * watch's event (on Curator's event thread) completes the turn's stage, and no thread waits.
+ * {@link #abandon()} deletes the node. The core's calls come one at a time.
  *
  * <p>Once queued, an attempt rides out a connection outage (a leader failover, say) as long as the
  * session, and with it the node, may survive: a listing that gets no answer is reported busy, not
@@ -44,8 +42,11 @@ final class ZkAttempt implements AcquireAttempt<ZkGrant> {
     private final AcquireRequest request;
     private final String parent;
     private final String nodePrefix;
-    private final Semaphore signal = new Semaphore(0);
-    private final Watcher watcher = event -> signal.release();
+    private final Watcher watcher = event -> wake();
+    /** The current turn's stage: a watch event or a connection change completes it. */
+    private volatile CompletableFuture<Void> turnStage;
+    /** The read that set the current watch, while its answer is outstanding. */
+    private CompletableFuture<CuratorEvent> watchRead;
     private String path; // our node, once created
     private long czxid;
     private boolean createUncertain; // a create was sent and its answer never came
@@ -285,62 +286,62 @@ final class ZkAttempt implements AcquireAttempt<ZkGrant> {
     }
 
     @Override
-    public void awaitTurn(Duration maxWait) throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw new InterruptedException();
+    public CompletionStage<Void> turn(Duration maxWait) {
+        CompletableFuture<Void> stage = new CompletableFuture<>();
+        CompletableFuture<Void> previous = turnStage;
+        turnStage = stage; // published first: a wake from here on completes this one
+        if (previous != null) {
+            previous.complete(null); // stale: the core moved on from it
         }
-        long deadline = System.nanoTime() + Calls.saturatedNanos(maxWait);
+        forgetWatchRead();
         String pred = predecessor;
         if (abandoned || b.calls.isClosed()) {
-            return;
+            stage.complete(null);
+            return stage;
         }
         if (pred == null) {
-            if (!b.isConnected()) {
-                // riding out a suspension: wait for the reconnection (which wakes us), at most maxWait
-                signal.drainPermits();
-                long left = deadline - System.nanoTime();
-                if (left > 0 && !b.isConnected()) {
-                    signal.tryAcquire(left, TimeUnit.NANOSECONDS);
-                }
+            // riding out a suspension: the reconnection completes the stage (wake()); connected: try now
+            if (b.isConnected()) {
+                stage.complete(null);
             }
-            return;
+            return stage;
         }
-        if (deadline - System.nanoTime() <= 0) {
-            return;
-        }
-        signal.drainPermits();
         // getData rather than exists: on a node that is already gone it sets no watch (exists would
         // leave one waiting for a creation that never comes, as lock node paths are never reused)
         CompletableFuture<CuratorEvent> f = b.calls.start(cb -> b.cf.getData().usingWatcher(watcher)
                 .inBackground(cb).forPath(pred));
         watched = pred;
-        CuratorEvent e;
-        try {
-            e = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException | ExecutionException ex) {
+        watchRead = f;
+        f.whenComplete((e, t) -> {
+            if (t != null || Calls.code(e) != KeeperException.Code.OK || e.getStat() == null) {
+                stage.complete(null); // the predecessor is gone already, or the check failed: try again now
+            }
+        });
+        return stage;
+    }
+
+    /** Drops the last watch-setting read from the calls in flight; its answer no longer matters. */
+    private void forgetWatchRead() {
+        CompletableFuture<CuratorEvent> f = watchRead;
+        if (f != null) {
+            watchRead = null;
             b.calls.forget(f);
-            return; // the next attempt finds out what is wrong
-        } catch (InterruptedException ex) {
-            b.calls.forget(f);
-            throw ex;
-        }
-        if (Calls.code(e) != KeeperException.Code.OK || e.getStat() == null) {
-            return; // the predecessor is gone already, or the check failed: try again now
-        }
-        long left = deadline - System.nanoTime();
-        if (left > 0) {
-            signal.tryAcquire(left, TimeUnit.NANOSECONDS);
         }
     }
 
-    /** Wakes a waiting {@link #awaitTurn}: the connection changed. */
+    /** Completes the current turn's stage: the watched node changed, or the connection did. */
     void wake() {
-        signal.release();
+        CompletableFuture<Void> stage = turnStage;
+        if (stage != null) {
+            stage.complete(null);
+        }
     }
 
     @Override
     public void abandon() {
         abandoned = true;
+        wake();
+        forgetWatchRead();
         b.attemptEnded(this);
         try {
             removeWatch();

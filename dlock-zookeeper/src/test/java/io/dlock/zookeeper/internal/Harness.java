@@ -101,7 +101,7 @@ final class Harness {
                 if (left <= 0) {
                     return null;
                 }
-                attempt.awaitTurn(Duration.ofNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(250))));
+                io.dlock.tck.SpiAnswers.awaitTurn(attempt, Duration.ofNanos(Math.min(left, TimeUnit.MILLISECONDS.toNanos(250))));
             }
         } finally {
             if (!granted) {

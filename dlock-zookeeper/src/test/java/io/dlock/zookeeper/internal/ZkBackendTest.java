@@ -310,7 +310,7 @@ class ZkBackendTest extends EmbeddedServerTest {
                 assertFalse(isGranted(r));
                 started.countDown();
                 long t0 = System.nanoTime();
-                at.awaitTurn(Duration.ofSeconds(20));
+                awaitTurn(at, Duration.ofSeconds(20));
                 returnedAfter[0] = System.nanoTime() - t0;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
