@@ -114,7 +114,7 @@ class PostgresReleaseRaceTest {
             AcquireAttempt<Void> waiter = waiterSide.newAttempt(new AcquireRequest("race", Ids.ownerId(),
                     Duration.ofSeconds(30)));
             assertFalse(isGranted(waiter.tryOnce()));
-            waiter.awaitTurn(Duration.ofMillis(50));
+            io.dlock.tck.SpiAnswers.awaitTurn(waiter, Duration.ofMillis(50));
             assertFalse(isGranted(waiter.tryOnce()));
             // the renewal's transaction starts (its now()) before the release, as a renewal statement
             // that was sent first and then waited for the row the release held
