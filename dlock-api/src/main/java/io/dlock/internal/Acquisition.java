@@ -507,6 +507,16 @@ final class Acquisition<S> {
 
     /** Ends after a try because of a stop: abandons, frees the slot, reports. */
     private void stopAfterTry(Stop s) {
+        // the clean-up must reach the server even when an interrupt (or a cancel) is why we give up
+        leave(false);
+        end(s);
+    }
+
+    /**
+     * Marks the acquisition done, abandons its attempt (here, or in the background after a backend
+     * failure, whose clean-up may not answer in time either) and frees the local slot.
+     */
+    private void leave(boolean abandonInBackground) {
         lock.lock();
         try {
             phase = Phase.DONE;
@@ -514,29 +524,20 @@ final class Acquisition<S> {
             lock.unlock();
         }
         if (attempt != null) {
-            // the clean-up must reach the server even when an interrupt (or a cancel) is why we give up
-            DefaultLockClient.abandon(attempt);
+            if (abandonInBackground) {
+                client.abandonInBackground(attempt);
+            } else {
+                DefaultLockClient.abandon(attempt);
+            }
             client.attemptEnded(request.ownerId());
             attempt = null;
         }
         releaseSlot();
-        end(s);
     }
 
     /** Ends at the deadline, or after an unexpected exception: abandons here, frees the slot, reports. */
     private void endWithoutLease(AcquireOutcome outcome, Throwable t) {
-        lock.lock();
-        try {
-            phase = Phase.DONE;
-        } finally {
-            lock.unlock();
-        }
-        if (attempt != null) {
-            DefaultLockClient.abandon(attempt);
-            client.attemptEnded(request.ownerId());
-            attempt = null;
-        }
-        releaseSlot();
+        leave(false);
         finish(outcome, Optional.empty(), t);
     }
 
@@ -546,18 +547,7 @@ final class Acquisition<S> {
      * may not either.
      */
     private void failed(LockBackendException e) {
-        lock.lock();
-        try {
-            phase = Phase.DONE;
-        } finally {
-            lock.unlock();
-        }
-        if (attempt != null) {
-            client.abandonInBackground(attempt);
-            client.attemptEnded(request.ownerId());
-            attempt = null;
-        }
-        releaseSlot();
+        leave(true);
         Stop s = currentStop();
         if (blocking && Thread.interrupted()) {
             // the call failed because the thread was interrupted (or while it was): report the interrupt

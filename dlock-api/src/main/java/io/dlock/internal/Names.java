@@ -18,31 +18,6 @@ public final class Names {
      * @throws IllegalArgumentException naming the parameter and the problem
      */
     public static String validate(String name) {
-        if (name == null) {
-            throw new IllegalArgumentException("name must not be null");
-        }
-        if (name.isEmpty()) {
-            throw new IllegalArgumentException("name must not be empty");
-        }
-        if (name.length() > MAX_LENGTH) {
-            throw new IllegalArgumentException("name must be at most " + MAX_LENGTH
-                    + " characters, was " + name.length() + " ('" + name.substring(0, 32) + "...')");
-        }
-        for (int i = 0; i < name.length(); i++) {
-            char c = name.charAt(i);
-            if (Character.isISOControl(c)) {
-                throw new IllegalArgumentException("name must not contain control characters, found U+"
-                        + String.format("%04X", (int) c) + " at index " + i);
-            }
-            if (Character.isHighSurrogate(c)) {
-                if (i + 1 >= name.length() || !Character.isLowSurrogate(name.charAt(i + 1))) {
-                    throw new IllegalArgumentException("name must be well-formed UTF-16, found a lone surrogate at index " + i);
-                }
-                i++;
-            } else if (Character.isLowSurrogate(c)) {
-                throw new IllegalArgumentException("name must be well-formed UTF-16, found a lone surrogate at index " + i);
-            }
-        }
-        return name;
+        return io.dlock.spi.support.Arguments.lockName("name", name);
     }
 }

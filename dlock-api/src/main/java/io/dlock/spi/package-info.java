@@ -29,10 +29,12 @@
  *   <li><b>Renewal.</b> {@code renew} answers one {@link io.dlock.spi.RenewOutcome} per grant, in
  *       order; a partial failure reports {@code unknown} only for the grants that failed. Throwing
  *       means {@code unknown} for all.</li>
- *   <li><b>Arguments.</b> A public method of a provider rejects a {@code null} argument (and any
- *       other bad one) with {@link java.lang.IllegalArgumentException} naming the parameter, as
- *       the whole API does ({@link io.dlock.spi.support.Arguments}); the core never passes
- *       {@code null} to a backend.</li>
+ *   <li><b>Arguments.</b> The core never passes {@code null} to a backend. A provider's own
+ *       public methods should reject a {@code null} or bad argument with
+ *       {@link java.lang.IllegalArgumentException} naming the parameter, as the whole API does
+ *       ({@link io.dlock.spi.support.Arguments}; {@link io.dlock.spi.support.AbstractLockProvider}
+ *       does it for {@code open}). This is a convention, not a TCK rule: dlock's own providers are
+ *       held to it by a build test, a third-party provider is not checked.</li>
  *   <li><b>Events.</b> Losses the backend learns of on its own go to
  *       {@link io.dlock.spi.BackendEvents}, named by owner id.</li>
  * </ol>

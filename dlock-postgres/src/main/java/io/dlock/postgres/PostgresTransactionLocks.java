@@ -99,7 +99,7 @@ public final class PostgresTransactionLocks {
      */
     public OptionalLong tryLock(Connection connection, String name, Duration maxWait) {
         Arguments.notNull("connection", connection);
-        checkName(name);
+        Arguments.lockName("name", name);
         Arguments.nonNegative("maxWait", maxWait);
         try {
             if (connection.isClosed()) {
@@ -113,28 +113,5 @@ public final class PostgresTransactionLocks {
             throw new LockBackendException("could not read the connection's state: " + e.getMessage(), name, e);
         }
         return locker.lock(connection, name, maxWait);
-    }
-
-    /** The core's rule for lock names (non-empty, short enough, no control characters, well-formed). */
-    private static void checkName(String name) {
-        Arguments.notNull("name", name);
-        if (name.isEmpty()) {
-            throw new IllegalArgumentException("name must not be empty");
-        }
-        if (name.length() > LockClient.MAX_NAME_LENGTH) {
-            throw new IllegalArgumentException("name must be at most " + LockClient.MAX_NAME_LENGTH
-                    + " characters, was " + name.length());
-        }
-        for (int i = 0; i < name.length(); i++) {
-            char ch = name.charAt(i);
-            if (Character.isISOControl(ch)) {
-                throw new IllegalArgumentException("name must not contain control characters, found U+"
-                        + String.format("%04X", (int) ch) + " at index " + i);
-            }
-            if (Character.isHighSurrogate(ch) && (i + 1 >= name.length() || !Character.isLowSurrogate(name.charAt(i + 1)))
-                    || Character.isLowSurrogate(ch) && (i == 0 || !Character.isHighSurrogate(name.charAt(i - 1)))) {
-                throw new IllegalArgumentException("name must be well-formed UTF-16, found a lone surrogate at index " + i);
-            }
-        }
     }
 }

@@ -63,4 +63,43 @@ public final class Arguments {
         }
         return value;
     }
+
+    /**
+     * Requires a valid lock name, by the rule every backend relies on to encode names injectively:
+     * non-empty, at most {@link io.dlock.LockClient#MAX_NAME_LENGTH} UTF-16 characters, no control
+     * characters, well-formed UTF-16 (no lone surrogates). For a provider's own public methods
+     * that take a lock name outside a {@link io.dlock.LockClient}.
+     *
+     * @param name the parameter's name, for the message
+     * @param value the argument; {@code null} is rejected
+     * @return {@code value}
+     * @throws IllegalArgumentException if {@code value} is {@code null} or not a valid lock name
+     */
+    public static String lockName(String name, String value) {
+        notNull(name, value);
+        int max = io.dlock.LockClient.MAX_NAME_LENGTH;
+        if (value.isEmpty()) {
+            throw new IllegalArgumentException(name + " must not be empty");
+        }
+        if (value.length() > max) {
+            throw new IllegalArgumentException(name + " must be at most " + max + " characters, was " + value.length()
+                    + " ('" + value.substring(0, 32) + "...')");
+        }
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (Character.isISOControl(c)) {
+                throw new IllegalArgumentException(name + " must not contain control characters, found U+"
+                        + String.format("%04X", (int) c) + " at index " + i);
+            }
+            if (Character.isHighSurrogate(c)) {
+                if (i + 1 >= value.length() || !Character.isLowSurrogate(value.charAt(i + 1))) {
+                    throw new IllegalArgumentException(name + " must be well-formed UTF-16, found a lone surrogate at index " + i);
+                }
+                i++;
+            } else if (Character.isLowSurrogate(c)) {
+                throw new IllegalArgumentException(name + " must be well-formed UTF-16, found a lone surrogate at index " + i);
+            }
+        }
+        return value;
+    }
 }
