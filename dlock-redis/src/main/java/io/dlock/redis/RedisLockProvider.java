@@ -1,7 +1,7 @@
 package io.dlock.redis;
 
 import io.dlock.Capability;
-import io.dlock.redis.internal.RedisLockBackend;
+import io.dlock.redis.internal.RedisBackends;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.LockBackend;
 import io.dlock.spi.LockProvider;
@@ -36,7 +36,7 @@ public final class RedisLockProvider extends AbstractLockProvider {
     }
 
     private RedisLockProvider(SSLSocketFactory sslSocketFactory) {
-        super("redis", Set.of("redis", "rediss"), sslSocketFactory == null ? null : "custom TLS");
+        super("redis", RedisBackends.SCHEMES, sslSocketFactory == null ? null : "custom TLS");
         this.sslSocketFactory = sslSocketFactory;
     }
 
@@ -62,6 +62,6 @@ public final class RedisLockProvider extends AbstractLockProvider {
      */
     @Override
     protected LockBackend<?> openBackend(BackendContext context) {
-        return RedisLockBackend.open(context, sslSocketFactory);
+        return RedisBackends.open(context, sslSocketFactory);
     }
 }

@@ -45,7 +45,8 @@ class RedisUriTest {
     void providerNamesItsSchemes() {
         RedisLockProvider p = new RedisLockProvider();
         assertEquals("redis", p.name());
-        assertEquals(Set.of("redis", "rediss"), p.schemes());
+        assertEquals(Set.of("redis", "rediss", "redis-sentinel", "rediss-sentinel", "redis-cluster", "rediss-cluster",
+                "redlock", "redlocks"), p.schemes());
     }
 
     @Test

@@ -60,8 +60,10 @@ final class TestSupport {
             return t;
         };
         // the backend class itself, not the provider's LockBackend<?>: a test knows its state type
-        return io.dlock.redis.internal.RedisLockBackend.open(new BackendContext(config, BackendUri.parse(uri), threads,
-                NO_EVENTS), null);
+        @SuppressWarnings("unchecked")
+        LockBackend<Void> backend = (LockBackend<Void>) io.dlock.redis.internal.RedisBackends.open(
+                new BackendContext(config, BackendUri.parse(uri), threads, NO_EVENTS), null);
+        return backend;
     }
 
     static Jedis jedis(RedisServer server) {

@@ -94,13 +94,12 @@ public final class RedisLockBackend implements LockBackend<Void> {
      * Opens a backend for one client; no I/O.
      *
      * @param context the client's URI, timeouts and thread factory
+     * @param settings the URI's settings
      * @param sslSocketFactory the socket factory for {@code rediss://}, or null for the JVM default
      * @return the backend
-     * @throws IllegalArgumentException if the URI is not valid for Redis, naming the part
      */
-    public static RedisLockBackend open(BackendContext context, SSLSocketFactory sslSocketFactory) {
-        return new RedisLockBackend(context,
-                RedisSettings.from(context.uri(), context.config().defaultLockOptions().leaseTime()), sslSocketFactory);
+    static RedisLockBackend open(BackendContext context, RedisSettings settings, SSLSocketFactory sslSocketFactory) {
+        return new RedisLockBackend(context, settings, sslSocketFactory);
     }
 
     /** The jedis configuration: TLS is not set here, {@link RedisSocketFactory} does it. */
