@@ -25,11 +25,19 @@ final class Keys {
         return prefix + "lock:" + name;
     }
 
-    String fence() {
+    /**
+     * @param name the lock being granted
+     * @return the counter its token comes from: one for every name
+     */
+    String fence(String name) {
         return prefix + "fence";
     }
 
-    String epoch() {
+    /**
+     * @param name the lock being granted
+     * @return the lock-delay marker that guards it: one for every name
+     */
+    String epoch(String name) {
         return prefix + "epoch";
     }
 

@@ -51,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * call fails, flag set), and the one wait that does give in, for a pooled connection, throws with
  * the flag set again.
  */
-final class RedisConnections implements AutoCloseable {
+final class RedisConnections implements ScriptRunner {
 
     private static final Logger LOG = LoggerFactory.getLogger(RedisConnections.class);
 
@@ -140,23 +140,6 @@ final class RedisConnections implements AutoCloseable {
     }
 
     /**
-     * Runs one script within a budget.
-     *
-     * @param script the script
-     * @param keys its KEYS
-     * @param args its ARGV
-     * @param operation what this is, for messages ("acquire", "renewal of 3 leases", ...)
-     * @param lockName the lock concerned, or null
-     * @param budgetNanos how long the whole call may take
-     * @return the raw reply: Long, byte[], List of those, or null
-     * @throws LockBackendException if the call failed or ran out of time
-     */
-    Object eval(Script script, List<String> keys, List<String> args, String operation, String lockName,
-                long budgetNanos) {
-        return eval(script, keys, args, operation, lockName, budgetNanos, null);
-    }
-
-    /**
      * Runs one script within a budget and, if the reply says it wrote and the uri asks for
      * {@code waitReplicas}, waits (on the same connection, within the budget) until that many
      * replicas have the write.
@@ -165,8 +148,9 @@ final class RedisConnections implements AutoCloseable {
      * @throws LockBackendException also if fewer replicas acknowledged the write in time: the
      *     write happened on the primary, so the outcome is unknown to the caller
      */
-    Object eval(Script script, List<String> keys, List<String> args, String operation, String lockName,
-                long budgetNanos, Predicate<Object> wrote) {
+    @Override
+    public Object eval(Script script, List<String> keys, List<String> args, String operation, String lockName,
+                       long budgetNanos, Predicate<Object> wrote) {
         long deadline = System.nanoTime() + budgetNanos;
         return call(operation, lockName, budgetNanos, c -> {
             Object reply = eval(c, script, keys, args, deadline);

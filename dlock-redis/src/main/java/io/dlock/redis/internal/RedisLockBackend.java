@@ -22,7 +22,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -60,7 +62,7 @@ public final class RedisLockBackend implements LockBackend<Void> {
 
     private final RedisSettings settings;
     private final Keys keys;
-    private final RedisConnections connections;
+    private final ScriptRunner connections;
     private final ReleaseSubscriber subscriber;
     private final long timeoutNanos;
     private final long abandonNanos;
@@ -69,25 +71,23 @@ public final class RedisLockBackend implements LockBackend<Void> {
     /** The marker time of the last lock-delay this client logged, so that each is logged once. */
     private volatile String loggedLockDelay;
 
-    private RedisLockBackend(BackendContext context, RedisSettings settings, SSLSocketFactory sslSocketFactory) {
+    /**
+     * @param context the client's context
+     * @param settings the URI's settings
+     * @param connections where scripts run; closed with the backend
+     * @param subscriber the waiters' pub/sub connection; closed with the backend
+     */
+    RedisLockBackend(BackendContext context, RedisSettings settings, Keys keys, ScriptRunner connections,
+                     ReleaseSubscriber subscriber) {
         this.settings = settings;
-        this.keys = new Keys(settings.prefix);
+        this.keys = keys;
         this.timeoutNanos = LeaseTimes.saturatedNanos(context.operationTimeout());
         this.lockDelayMillis = settings.lockDelay.isZero() ? "0" : Long.toString(LeaseTimes.ceilMillis(settings.lockDelay));
         // undoing a lost grant is a courtesy (the key expires anyway): do not double the caller's wait
         this.abandonNanos = LeaseTimes.abandonBudget(context.operationTimeout(), Duration.ofMillis(50)).toNanos();
-        int timeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, context.operationTimeout().toMillis()));
-        JedisClientConfig clientConfig = clientConfig(settings, timeoutMillis);
-        HostAndPort address = new HostAndPort(settings.host, settings.port);
-        this.connections = new RedisConnections(settings, millis -> {
-            JedisClientConfig config = clientConfig(settings, millis);
-            return new RedisConnections.Setup(config, new RedisSocketFactory(address, config, settings.tls, sslSocketFactory));
-        }, context.operationTimeout());
+        this.connections = connections;
+        this.subscriber = subscriber;
         this.cleaner = RetryingCleaner.start("Redis", context.threadFactory(), RetryingCleaner.Settings.defaults());
-        this.subscriber = new ReleaseSubscriber(settings, clientConfig,
-                new RedisSocketFactory(address, clientConfig, settings.tls, sslSocketFactory), context.threadFactory(),
-                keys.control(Ids.randomHex(8)),
-                TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + 1000);
     }
 
     /**
@@ -99,11 +99,34 @@ public final class RedisLockBackend implements LockBackend<Void> {
      * @return the backend
      */
     static RedisLockBackend open(BackendContext context, RedisSettings settings, SSLSocketFactory sslSocketFactory) {
-        return new RedisLockBackend(context, settings, sslSocketFactory);
+        Keys keys = new Keys(settings.prefix);
+        HostAndPort address = new HostAndPort(settings.host, settings.port);
+        RedisConnections connections = new RedisConnections(settings, millis -> {
+            JedisClientConfig config = clientConfig(settings, millis);
+            return new RedisConnections.Setup(config, new RedisSocketFactory(address, config, settings.tls, sslSocketFactory));
+        }, context.operationTimeout());
+        return new RedisLockBackend(context, settings, keys, connections,
+                subscriber(context, settings, keys, new RedisSocketFactory(address, clientConfig(settings,
+                        timeoutMillis(context)), settings.tls, sslSocketFactory)));
+    }
+
+    /** The operation timeout in ms, for jedis's int timeouts. */
+    static int timeoutMillis(BackendContext context) {
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, context.operationTimeout().toMillis()));
+    }
+
+    /**
+     * The waiters' pub/sub connection, made through a socket factory (which may find its server
+     * anew at each connect).
+     */
+    static ReleaseSubscriber subscriber(BackendContext context, RedisSettings settings, Keys keys,
+                                        RedisSocketFactory socketFactory) {
+        return new ReleaseSubscriber(settings, clientConfig(settings, timeoutMillis(context)), socketFactory,
+                context.threadFactory(), keys.control(Ids.randomHex(8)), context.operationTimeout().toMillis() + 1000);
     }
 
     /** The jedis configuration: TLS is not set here, {@link RedisSocketFactory} does it. */
-    private static JedisClientConfig clientConfig(RedisSettings settings, int millis) {
+    static JedisClientConfig clientConfig(RedisSettings settings, int millis) {
         DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder()
                 .connectionTimeoutMillis(millis)
                 .socketTimeoutMillis(millis)
@@ -175,7 +198,7 @@ public final class RedisLockBackend implements LockBackend<Void> {
     /** One run of the acquire script; see {@link Script#ACQUIRE}. */
     AttemptResult<Void> acquire(AcquireRequest request) {
         String name = request.name();
-        Object reply = connections.eval(Script.ACQUIRE, List.of(keys.lock(name), keys.fence(), keys.epoch()),
+        Object reply = connections.eval(Script.ACQUIRE, List.of(keys.lock(name), keys.fence(name), keys.epoch(name)),
                 List.of(request.ownerId(), Long.toString(LeaseTimes.ceilMillis(request.leaseTime())), lockDelayMillis), "acquire",
                 name, timeoutNanos, RedisLockBackend::granted);
         if (reply instanceof List<?> list && list.size() >= 2 && list.get(0) instanceof Long code) {
@@ -188,7 +211,7 @@ public final class RedisLockBackend implements LockBackend<Void> {
                 return pttl > 0 ? AttemptResult.busy(Duration.ofMillis(pttl)) : AttemptResult.busy();
             } else if (code == 2L && list.size() == 4 && list.get(1) instanceof Long left && left > 0
                     && list.get(3) instanceof Long runKnown) {
-                lockDelayed(list.get(2), Duration.ofMillis(left), runKnown == 1L);
+                lockDelayed(name, list.get(2), Duration.ofMillis(left), runKnown == 1L);
                 return AttemptResult.busy(Duration.ofMillis(left));
             }
         }
@@ -199,7 +222,7 @@ public final class RedisLockBackend implements LockBackend<Void> {
      * Logs, once per lock-delay (told apart by its marker's time), that the server refuses grants:
      * an operator should know that it lost its data or restarted, and why nobody gets a lock.
      */
-    private void lockDelayed(Object markerTime, Duration left, boolean runKnown) {
+    private void lockDelayed(String name, Object markerTime, Duration left, boolean runKnown) {
         String at = markerTime instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : String.valueOf(markerTime);
         if (at.equals(loggedLockDelay)) {
             return;
@@ -209,7 +232,7 @@ public final class RedisLockBackend implements LockBackend<Void> {
                 + "written by another server process, so the server lost its data or restarted since (a restart "
                 + "without persistence or from an old snapshot, a failover, a flush), or this prefix is used for the "
                 + "first time; a lease granted before that may still be valid until the lock-delay has passed{}",
-                settings.server(), left.toMillis(), settings.lockDelay, keys.epoch(), runKnown ? ""
+                settings.server(), left.toMillis(), settings.lockDelay, keys.epoch(name), runKnown ? ""
                         : "; the Redis user may not run INFO, so only a missing marker starts a lock-delay, "
                         + "not a restart from an old snapshot or a failover");
     }
@@ -256,19 +279,31 @@ public final class RedisLockBackend implements LockBackend<Void> {
         for (Grant<Void> grant : grants) {
             checkLease(grant.leaseTime());
         }
-        List<RenewOutcome> out = new ArrayList<>(grants.size());
-        for (int from = 0; from < grants.size(); from += RENEW_BATCH) {
-            List<Grant<Void>> batch = grants.subList(from, Math.min(grants.size(), from + RENEW_BATCH));
-            try {
-                out.addAll(renewBatch(batch));
-            } catch (LockBackendException e) {
-                RenewOutcome unknown = RenewOutcome.unknown(e);
-                for (int i = 0; i < batch.size(); i++) {
-                    out.add(unknown);
+        RenewOutcome[] out = new RenewOutcome[grants.size()];
+        // one script call carries only leases of one shard (Redis Cluster: one hash slot)
+        Map<Integer, List<Integer>> byShard = new LinkedHashMap<>();
+        for (int i = 0; i < grants.size(); i++) {
+            byShard.computeIfAbsent(connections.shard(grants.get(i).name()), k -> new ArrayList<>()).add(i);
+        }
+        for (List<Integer> shard : byShard.values()) {
+            for (int from = 0; from < shard.size(); from += RENEW_BATCH) {
+                List<Integer> indexes = shard.subList(from, Math.min(shard.size(), from + RENEW_BATCH));
+                List<Grant<Void>> batch = new ArrayList<>(indexes.size());
+                for (int i : indexes) {
+                    batch.add(grants.get(i));
+                }
+                List<RenewOutcome> answers;
+                try {
+                    answers = renewBatch(batch);
+                } catch (LockBackendException e) {
+                    answers = Collections.nCopies(batch.size(), RenewOutcome.unknown(e));
+                }
+                for (int j = 0; j < indexes.size(); j++) {
+                    out[indexes.get(j)] = answers.get(j);
                 }
             }
         }
-        return out;
+        return List.of(out);
     }
 
     /** One renewal script call; throws if its outcome is unknown. */
