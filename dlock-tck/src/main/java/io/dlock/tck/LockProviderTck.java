@@ -779,8 +779,11 @@ import org.junit.jupiter.api.Timeout;
         Set<Thread> before = new HashSet<>(Thread.getAllStackTraces().keySet());
 
         LockClient closing = LockClient.open(config().build());
-        Lease l1 = closing.lock(n1).tryAcquire(lease()).orElseThrow();
-        closing.lock(n2).tryAcquire(lease()).orElseThrow();
+        // leases of ten lease times where the backend allows them: then no expiry, however the
+        // timing falls, can free the locks within the wait below; only the release by close() can
+        LockOptions longLease = longLease(closing, 10);
+        Lease l1 = closing.lock(n1, longLease).tryAcquire(lease()).orElseThrow();
+        closing.lock(n2, longLease).tryAcquire(lease()).orElseThrow();
         Lease blocker = other.lock(n1 + "-busy").tryAcquire(lease()).orElseThrow();
         CompletableFuture<Optional<Lease>> pending = closing.lock(n1 + "-busy").acquireAsync(Duration.ofSeconds(30));
         sleep(Duration.ofMillis(200));
@@ -788,7 +791,7 @@ import org.junit.jupiter.api.Timeout;
 
         assertFalse(l1.isValid(), "a lease of a closed client is not valid");
         for (String n : List.of(n1, n2)) {
-            // less than the lease time: only the release by close() can explain getting it
+            // less than one lease time, far less than the leases: only the release by close() can explain getting it
             Optional<Lease> got = other.lock(n).tryAcquire(lease().multipliedBy(3).dividedBy(4));
             assertTrue(got.isPresent(), Rule.L7.failure("'" + n + "' was still held after its client closed"));
             got.get().release();
