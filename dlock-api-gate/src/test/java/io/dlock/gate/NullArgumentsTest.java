@@ -82,6 +82,8 @@ class NullArgumentsTest {
             Map.entry("io.dlock.spi.LockProvider", "implemented by providers; dlock calls it (the four providers' open is swept)"),
             Map.entry("io.dlock.spi.LockBackend", "implemented by providers; the core calls it, never with null"),
             Map.entry("io.dlock.spi.AcquireAttempt", "implemented by providers; the core calls it, never with null"),
+            Map.entry("io.dlock.spi.support.ListeningAttempt", "abstract: a provider's attempt extends it and the core calls it"
+                    + " (ListeningAttemptTest checks that turn rejects a null maxWait)"),
             Map.entry("io.dlock.spi.support.BoundedCalls$Failures", "implemented by a backend; BoundedCalls calls it, never with null"),
             Map.entry("io.dlock.spi.BackendEvents", "implemented by the core; its instance exists only inside a client"),
             Map.entry("io.dlock.tck.TckReporter", "a JUnit extension: JUnit calls it"),

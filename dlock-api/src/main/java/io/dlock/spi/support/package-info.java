@@ -12,7 +12,11 @@
  *   <li>{@link io.dlock.spi.support.Deadline} and {@link io.dlock.spi.support.BoundedCalls} make
  *       every backend call end by its deadline and keep the interrupt rule;</li>
  *   <li>{@link io.dlock.spi.support.RetryingCleaner} retries, in the background, the clean-ups
- *       that failed when first tried.</li>
+ *       that failed when first tried;</li>
+ *   <li>{@link io.dlock.spi.support.ChangeSignal} lets waiters wait, without a thread, for a change
+ *       (a release notice, a lost connection) after what their last try saw, and
+ *       {@link io.dlock.spi.support.ListeningAttempt} is the acquisition of a backend told of
+ *       releases on a shared channel: try, listen, wait for a change after the try.</li>
  * </ul>
  *
  * <p><b>The interrupt rule</b> (rule 2 of {@link io.dlock.spi}), and the two ways the kit keeps it
@@ -26,8 +30,10 @@
  * {@code release} try once within {@link io.dlock.spi.support.LeaseTimes#abandonBudget} and
  * {@link io.dlock.spi.support.RetryingCleaner#submit submit} what failed, to be given up on once
  * the server's own expiry has ended it; {@code close()} closes the calls (failing every pending
- * wait at once) and then the cleaner. What to send, what the library's exceptions mean, and what
- * a clean-up deletes stay in the backend.
+ * wait at once) and then the cleaner. A backend with release notices on a shared channel extends
+ * {@code ListeningAttempt} and has its listener signal a {@code ChangeSignal} per name. What to
+ * send, what the library's exceptions mean, what a clean-up deletes, and how notices arrive
+ * (subscribing, listening, reconnecting) stay in the backend.
  *
  * <p>Everything here is thread-safe. Only {@code BoundedCalls.withThreads} and
  * {@code RetryingCleaner} run threads, made by the factory they are given, at most as many as

@@ -1,12 +1,10 @@
 package io.dlock.postgres.internal;
 
-import io.dlock.LockBackendException;
-import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
-import java.time.Duration;
+import io.dlock.spi.support.ChangeSignal;
+import io.dlock.spi.support.ListeningAttempt;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 
 /**
  * One acquisition: the acquire statement until a grant, and between tries a turn that a release
@@ -19,23 +17,17 @@ import java.util.concurrent.CompletionStage;
  * {@code tryAcquire()} stays one statement, and a client that releases and asks again at once
  * finds the lock promised to the longest waiter that has asked since.
  *
- * <p>A notice sent before this client's LISTEN is active would be missed, so the first turn's
- * stage completes when the LISTEN connection is up, for another try; after that, a stage completes
- * at a notice of the name that arrived after the try began (or a change of the LISTEN connection),
- * and the core's {@code maxWait} bounds the wait, so a lost notice costs at most one poll interval.
- * No thread waits: the LISTEN reader completes the stages. The core makes one call at a time on
- * an attempt.
+ * <p>The waiting is the kit's {@link ListeningAttempt}: a notice sent before this client's LISTEN
+ * is active would be missed, so the first turn's stage completes when the LISTEN connection is up,
+ * for another try; after that, a stage completes at a notice of the name that arrived after the
+ * try began (or a change of the LISTEN connection), and the core's {@code maxWait} bounds the
+ * wait, so a lost notice costs at most one poll interval. No thread waits: the LISTEN reader
+ * signals the name's {@link ChangeSignal}. The core makes one call at a time on an attempt.
  */
-final class PgAttempt implements AcquireAttempt<Void> {
+final class PgAttempt extends ListeningAttempt<Void, PgNotifications.Topic> {
 
     private final PgLockBackend backend;
     private final AcquireRequest request;
-    private PgNotifications.Topic topic;
-    private PgNotifications.Snapshot atTry;
-    private boolean outcomeUnknown;
-    private boolean finished;
-    /** The last turn's stage: stale once the next try starts, completed then so the lists drop it. */
-    private CompletableFuture<Void> lastTurn;
     /** Tries made; a waiting attempt's tries after the first may take the place next in line. */
     private int tries;
     /** The server's time of this attempt's first busy answer (microseconds), or -1. */
@@ -44,85 +36,55 @@ final class PgAttempt implements AcquireAttempt<Void> {
     private boolean ticketed;
 
     PgAttempt(PgLockBackend backend, AcquireRequest request) {
+        super(request.name());
         this.backend = backend;
         this.request = request;
     }
 
     @Override
-    public AttemptResult<Void> tryOnce() {
-        atTry = topic == null ? null : backend.notifications().snapshot(topic);
-        PgLockBackend.Tried tried;
-        try {
-            tried = backend.acquire(request, tries++ > 0, since);
-        } catch (LockBackendException e) {
-            outcomeUnknown = true;
-            throw e;
-        }
+    protected AttemptResult<Void> attempt() {
+        PgLockBackend.Tried tried = backend.acquire(request, tries++ > 0, since);
         AttemptResult<Void> result = tried.result();
         ticketed = tried.ticketed();
         if (since < 0 && tried.serverMicros() > 0 && result instanceof AttemptResult.Busy) {
             since = tried.serverMicros();
         }
-        if (result instanceof AttemptResult.Granted) {
-            finished = true;
-            stopListening();
-        }
         return result;
     }
 
-    /**
-     * The turn, in one place: a stage that a release notice of the name completes (the core bounds
-     * the wait by {@code maxWait}).
-     *
-     * @param maxWait the longest the core waits
-     * @return the stage
-     */
     @Override
-    public CompletionStage<Void> turn(Duration maxWait) {
-        dropLastTurn();
-        if (finished || maxWait.isZero() || maxWait.isNegative()) {
-            return CompletableFuture.completedFuture(null);
-        }
-        PgNotifications notifications = backend.notifications();
-        if (topic == null) {
-            topic = notifications.register(request.name());
-        }
-        // listen first; the next try then sees any release made before the LISTEN was active
-        lastTurn = atTry == null || !atTry.listening() ? notifications.whenListening()
-                : notifications.changeAfter(topic, atTry);
-        return lastTurn;
-    }
-
-    private void dropLastTurn() {
-        if (lastTurn != null) {
-            lastTurn.complete(null);
-            lastTurn = null;
-        }
+    protected PgNotifications.Topic listen() {
+        return backend.notifications().register(request.name());
     }
 
     @Override
-    public void abandon() {
-        if (finished) {
-            return;
-        }
-        finished = true;
-        stopListening();
-        if (outcomeUnknown || ticketed) {
-            backend.abandon(request); // never throws
-        }
-    }
-
-    private void stopListening() {
-        dropLastTurn();
-        if (topic != null) {
-            backend.notifications().unregister(topic);
-            topic = null;
-            atTry = null;
-        }
+    protected ChangeSignal changes(PgNotifications.Topic topic) {
+        return topic.changes;
     }
 
     @Override
-    public String toString() {
-        return "PgAttempt{" + request.name() + "}";
+    protected boolean ready(PgNotifications.Topic topic) {
+        return backend.notifications().listening();
+    }
+
+    @Override
+    protected CompletableFuture<Void> whenReady(PgNotifications.Topic topic) {
+        return backend.notifications().whenListening();
+    }
+
+    @Override
+    protected void unlisten(PgNotifications.Topic topic) {
+        backend.notifications().unregister(topic);
+    }
+
+    /** This attempt may hold the place next in line: abandon gives it up. */
+    @Override
+    protected boolean undoNeeded() {
+        return ticketed;
+    }
+
+    @Override
+    protected void undo() {
+        backend.abandon(request); // never throws
     }
 }

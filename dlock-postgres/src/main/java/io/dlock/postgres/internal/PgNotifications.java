@@ -1,6 +1,7 @@
 package io.dlock.postgres.internal;
 
 import io.dlock.LockBackendException;
+import io.dlock.spi.support.ChangeSignal;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -26,10 +27,11 @@ import org.slf4j.LoggerFactory;
  * its own transaction, so the notice is delivered once the lock is free. Notices of names nobody
  * here waits for are dropped; each waited-for name has a counter that every notice of it raises.
  *
- * <p>No thread waits for a notice: a waiting attempt holds a stage ({@link #whenListening()},
- * {@link #changeAfter}) that the reader thread completes, outside the lock, when what it waits for
- * happens. A broken connection completes every waiter's stage (they fall back to the core's
- * bounded poll) and is replaced, with a backoff of 50 ms doubling to 1 s; a connection quiet for
+ * <p>No thread waits for a notice: a waiting attempt holds a stage ({@link #whenListening()}, or
+ * its topic's {@link ChangeSignal}) that the reader thread completes, outside the lock, when what
+ * it waits for happens. A loss or return of the connection signals every topic (a notice may have
+ * been missed meanwhile), so a broken connection completes every waiter's stage (they fall back
+ * to the core's bounded poll) and is replaced, with a backoff of 50 ms doubling to 1 s; a connection quiet for
  * 5 s is checked with one {@code SELECT 1} under the operation timeout, so a dead link (frozen,
  * black-holed) is found and replaced too. Thread-safe.
  */
@@ -47,23 +49,12 @@ final class PgNotifications implements AutoCloseable {
     static final class Topic {
         final String name;
         int refs; // guarded by the lock
-        long generation; // guarded by the lock
-        /** Stages waiting for a notice of the name or a change of the connection. */
-        final List<CompletableFuture<Void>> waiters = new ArrayList<>(); // guarded by the lock
+        /** Raised by every notice of the name and every change of the connection; closed by close(). */
+        final ChangeSignal changes = new ChangeSignal();
 
         Topic(String name) {
             this.name = name;
         }
-    }
-
-    /**
-     * What a try saw, to tell a later notice from an earlier one.
-     *
-     * @param listening whether the LISTEN connection was up
-     * @param epoch its connection epoch (raised by every connect and disconnect)
-     * @param generation the topic's counter
-     */
-    record Snapshot(boolean listening, long epoch, long generation) {
     }
 
     private final PgConnections connections;
@@ -74,11 +65,10 @@ final class PgNotifications implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     /** Signalled by close(), for the reader thread's pause between connections. */
     private final Condition changed = lock.newCondition();
-    /** Stages waiting for the LISTEN connection to be up. */
-    private final List<CompletableFuture<Void>> listenWaiters = new ArrayList<>(); // guarded by lock
+    /** Raised whenever the LISTEN connection comes up; closed by close(). */
+    private final ChangeSignal up = new ChangeSignal();
     private final Map<String, Topic> topics = new HashMap<>(); // guarded by lock
     private boolean listening; // guarded by lock
-    private long epoch; // guarded by lock
     private boolean closed; // guarded by lock
     private Thread thread; // guarded by lock
     private volatile Connection connection;
@@ -106,6 +96,9 @@ final class PgNotifications implements AutoCloseable {
             }
             Topic t = topics.computeIfAbsent(name, Topic::new);
             t.refs++;
+            if (closed) {
+                t.changes.close(); // nothing will signal it: its waits end at once
+            }
             return t;
         } finally {
             lock.unlock();
@@ -123,61 +116,22 @@ final class PgNotifications implements AutoCloseable {
         }
     }
 
-    Snapshot snapshot(Topic topic) {
-        lock.lock();
-        try {
-            return new Snapshot(listening, epoch, topic.generation);
-        } finally {
-            lock.unlock();
-        }
-    }
-
     /**
      * @return a new stage that completes once the LISTEN connection is up (or this closes);
      *     complete already if it is
      */
     CompletableFuture<Void> whenListening() {
+        long seen;
         lock.lock();
         try {
-            if (!listening && !closed) {
-                return waitIn(listenWaiters);
+            if (listening || closed) {
+                return CompletableFuture.completedFuture(null);
             }
+            seen = up.generation(); // read with the state it belongs to
         } finally {
             lock.unlock();
         }
-        return CompletableFuture.completedFuture(null);
-    }
-
-    /**
-     * @param topic the name
-     * @param seen what the last try saw
-     * @return a new stage that completes at a notice of the topic's name that arrived after the
-     *     snapshot, or a change of the connection (or when this closes); complete already if one
-     *     came
-     */
-    CompletableFuture<Void> changeAfter(Topic topic, Snapshot seen) {
-        lock.lock();
-        try {
-            if (!closed && topic.generation == seen.generation() && epoch == seen.epoch()) {
-                return waitIn(topic.waiters);
-            }
-        } finally {
-            lock.unlock();
-        }
-        return CompletableFuture.completedFuture(null);
-    }
-
-    // with lock held: a new stage in the list, without the ones their attempts have given up on
-    private static CompletableFuture<Void> waitIn(List<CompletableFuture<Void>> waiters) {
-        waiters.removeIf(CompletableFuture::isDone);
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        waiters.add(f);
-        return f;
-    }
-
-    /** Completes stages outside the lock: what waits on them may try again at once. */
-    private static void complete(List<CompletableFuture<Void>> stages) {
-        stages.forEach(f -> f.complete(null));
+        return up.changeAfter(seen);
     }
 
     private boolean isClosed() {
@@ -243,7 +197,7 @@ final class PgNotifications implements AutoCloseable {
     }
 
     private void deliver(PGNotification[] notices) {
-        List<CompletableFuture<Void>> woken = new ArrayList<>();
+        List<ChangeSignal> woken = new ArrayList<>();
         lock.lock();
         try {
             for (PGNotification n : notices) {
@@ -251,43 +205,42 @@ final class PgNotifications implements AutoCloseable {
                 if (p != null && p.startsWith(prefix)) {
                     Topic t = topics.get(p.substring(prefix.length()));
                     if (t != null) {
-                        t.generation++;
-                        woken.addAll(t.waiters);
-                        t.waiters.clear();
+                        woken.add(t.changes);
                     }
                 }
             }
         } finally {
             lock.unlock();
         }
-        complete(woken);
+        woken.forEach(ChangeSignal::signal); // outside the lock: what waits may try again at once
     }
 
-    private void setListening(boolean up) {
-        List<CompletableFuture<Void>> woken = new ArrayList<>();
+    private void setListening(boolean nowUp) {
+        List<ChangeSignal> woken;
         lock.lock();
         try {
-            if (listening != up) {
-                listening = up;
-                epoch++;
-                takeAll(woken, up);
+            if (listening == nowUp) {
+                return;
             }
+            listening = nowUp;
+            // a notice may have been missed while the connection changed: every topic is told
+            woken = signals(nowUp);
         } finally {
             lock.unlock();
         }
-        complete(woken);
+        woken.forEach(ChangeSignal::signal);
     }
 
-    // with lock held: every topic's waiters (the epoch changed), and the LISTEN waiters if it is up
-    private void takeAll(List<CompletableFuture<Void>> into, boolean listenersToo) {
+    // with lock held: every topic's signal, and the LISTEN signal if asked
+    private List<ChangeSignal> signals(boolean upToo) {
+        List<ChangeSignal> out = new ArrayList<>(topics.size() + 1);
         for (Topic t : topics.values()) {
-            into.addAll(t.waiters);
-            t.waiters.clear();
+            out.add(t.changes);
         }
-        if (listenersToo) {
-            into.addAll(listenWaiters);
-            listenWaiters.clear();
+        if (upToo) {
+            out.add(up);
         }
+        return out;
     }
 
     /** @return false if closed while pausing */
@@ -326,7 +279,7 @@ final class PgNotifications implements AutoCloseable {
     @Override
     public void close() {
         Thread t;
-        List<CompletableFuture<Void>> woken = new ArrayList<>();
+        List<ChangeSignal> woken;
         lock.lock();
         try {
             if (closed) {
@@ -334,12 +287,12 @@ final class PgNotifications implements AutoCloseable {
             }
             closed = true;
             t = thread;
-            takeAll(woken, true);
+            woken = signals(true);
             changed.signalAll();
         } finally {
             lock.unlock();
         }
-        complete(woken);
+        woken.forEach(ChangeSignal::close);
         Connection c = connection;
         if (c != null) {
             connections.abort(c);

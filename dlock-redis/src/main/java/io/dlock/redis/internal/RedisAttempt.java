@@ -1,114 +1,64 @@
 package io.dlock.redis.internal;
 
-import io.dlock.LockBackendException;
-import io.dlock.spi.AcquireAttempt;
 import io.dlock.spi.AcquireRequest;
 import io.dlock.spi.AttemptResult;
-import java.time.Duration;
+import io.dlock.spi.support.ChangeSignal;
+import io.dlock.spi.support.ListeningAttempt;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One acquisition: the acquire script until a grant, and between tries a turn that a release
  * notice on the name's channel completes.
  *
- * <p>A release published before this client's subscription is active would be missed, so the
- * first turn only subscribes and completes at the server's confirmation, for another try; a turn
- * completes on a notice only if the notice arrived after a try that began with the subscription
- * confirmed. The core bounds every wait by its {@code maxWait}, so a lost notice or a broken
- * pub/sub connection costs at most one poll interval. No thread waits: the subscriber's reader
- * thread completes the stages. The core's calls come one at a time.
+ * <p>The shape (subscribe first, wait for the server's confirmation, then for a notice after
+ * what the try saw) is the kit's {@link ListeningAttempt}; this class supplies the script and the
+ * subscription. A release published before this client's subscription is confirmed would be
+ * missed, so the first turn completes at the confirmation, for another try. No thread waits: the
+ * subscriber's reader thread signals the topic's {@link ChangeSignal}s.
  */
-final class RedisAttempt implements AcquireAttempt<Void> {
-
-    private static final Logger LOG = LoggerFactory.getLogger(RedisAttempt.class);
+final class RedisAttempt extends ListeningAttempt<Void, ReleaseSubscriber.Topic> {
 
     private final RedisLockBackend backend;
     private final AcquireRequest request;
-    private ReleaseSubscriber.Topic topic;
-    private boolean confirmedAtTry;
-    private long generationAtTry;
-    private boolean outcomeUnknown;
-    private boolean finished;
-    /** The last turn's stage: stale once the next try starts, completed then so the topic drops it. */
-    private CompletableFuture<Void> lastTurn;
 
     RedisAttempt(RedisLockBackend backend, AcquireRequest request) {
+        super(request.name());
         this.backend = backend;
         this.request = request;
     }
 
     @Override
-    public AttemptResult<Void> tryOnce() {
-        if (topic != null) {
-            confirmedAtTry = topic.confirmed();
-            generationAtTry = topic.generation();
-        }
-        AttemptResult<Void> result;
-        try {
-            result = backend.acquire(request);
-        } catch (LockBackendException e) {
-            outcomeUnknown = true;
-            throw e;
-        }
-        if (result instanceof AttemptResult.Granted) {
-            finished = true;
-            stopListening();
-        }
-        return result;
+    protected AttemptResult<Void> attempt() {
+        return backend.acquire(request);
     }
 
     @Override
-    public CompletionStage<Void> turn(Duration maxWait) {
-        dropLastTurn();
-        if (finished || maxWait.isZero() || maxWait.isNegative()) {
-            return CompletableFuture.completedFuture(null);
-        }
-        ReleaseSubscriber subscriber = backend.subscriber();
-        if (topic == null) {
-            topic = subscriber.register(backend.keys().released(request.name()));
-        }
-        // subscribe first; the next try then sees any release made before the subscription
-        lastTurn = confirmedAtTry ? topic.changeAfter(generationAtTry) : subscriber.confirmation(topic);
-        return lastTurn;
-    }
-
-    private void dropLastTurn() {
-        if (lastTurn != null) {
-            lastTurn.complete(null);
-            lastTurn = null;
-        }
+    protected ReleaseSubscriber.Topic listen() {
+        return backend.subscriber().register(backend.keys().released(request.name()));
     }
 
     @Override
-    public void abandon() {
-        if (finished) {
-            return;
-        }
-        finished = true;
-        try {
-            stopListening();
-        } catch (RuntimeException e) {
-            LOG.debug("dlock: unsubscribing lock '{}' failed", request.name(), e);
-        }
-        if (outcomeUnknown) {
-            backend.abandon(request); // never throws: what fails is retried in the background
-        }
-    }
-
-    private void stopListening() {
-        dropLastTurn();
-        if (topic != null) {
-            backend.subscriber().unregister(topic);
-            topic = null;
-            confirmedAtTry = false;
-        }
+    protected ChangeSignal changes(ReleaseSubscriber.Topic topic) {
+        return topic.changes();
     }
 
     @Override
-    public String toString() {
-        return "RedisAttempt{" + request.name() + "}";
+    protected boolean ready(ReleaseSubscriber.Topic topic) {
+        return topic.confirmed();
+    }
+
+    @Override
+    protected CompletableFuture<Void> whenReady(ReleaseSubscriber.Topic topic) {
+        return backend.subscriber().confirmation(topic);
+    }
+
+    @Override
+    protected void unlisten(ReleaseSubscriber.Topic topic) {
+        backend.subscriber().unregister(topic);
+    }
+
+    @Override
+    protected void undo() {
+        backend.abandon(request); // never throws: what fails is retried in the background
     }
 }

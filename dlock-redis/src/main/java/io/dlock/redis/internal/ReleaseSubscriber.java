@@ -1,11 +1,11 @@
 package io.dlock.redis.internal;
 
+import io.dlock.spi.support.ChangeSignal;
 import java.io.IOException;
 import java.net.Socket;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -69,9 +69,9 @@ final class ReleaseSubscriber implements AutoCloseable {
 
     /**
      * One channel that waiters of this client listen on. The counters that track the server's
-     * answers, and the generation that counts release notices, are guarded by this topic's own
-     * lock (taken inside {@link ReleaseSubscriber#lock} where both are held). A waiting attempt
-     * holds no thread: it holds a stage, which the reader thread completes (outside this lock) when
+     * answers are guarded by this topic's own lock (taken inside {@link ReleaseSubscriber#lock}
+     * where both are held). A waiting attempt holds no thread: it holds a stage of one of the
+     * topic's two {@link ChangeSignal}s, which the reader thread signals (outside this lock) when
      * what it waits for happens.
      */
     static final class Topic {
@@ -80,12 +80,10 @@ final class ReleaseSubscriber implements AutoCloseable {
         private final ReentrantLock state = new ReentrantLock();
         private int pending; // commands sent, not yet answered
         private boolean subscribed; // the last answer was a subscribe
-        private long generation; // bumped by every notice and by the loss of the connection
-        private boolean dead; // the subscriber closed: waits end at once
-        /** Stages waiting for any answer, notice or loss of the connection. */
-        private final List<CompletableFuture<Void>> answerWaiters = new ArrayList<>(); // guarded by state
-        /** Stages waiting for a notice or the loss of the connection. */
-        private final List<CompletableFuture<Void>> noticeWaiters = new ArrayList<>(); // guarded by state
+        /** Raised by every notice and by the loss of the connection; closed with the subscriber. */
+        private final ChangeSignal changes = new ChangeSignal();
+        /** Raised by every answer, notice and loss of the connection; closed with the subscriber. */
+        private final ChangeSignal answers = new ChangeSignal();
 
         Topic(String channel) {
             this.channel = channel;
@@ -101,68 +99,38 @@ final class ReleaseSubscriber implements AutoCloseable {
         }
 
         void answered(boolean subscribe) {
-            List<CompletableFuture<Void>> woken;
             state.lock();
             try {
                 if (pending > 0) {
                     pending--;
                 }
                 subscribed = subscribe;
-                woken = take(answerWaiters, null);
             } finally {
                 state.unlock();
             }
-            complete(woken);
+            answers.signal();
         }
 
         void message() {
-            List<CompletableFuture<Void>> woken;
-            state.lock();
-            try {
-                generation++;
-                woken = take(answerWaiters, noticeWaiters);
-            } finally {
-                state.unlock();
-            }
-            complete(woken);
+            changes.signal();
+            answers.signal();
         }
 
         void reset(boolean close) {
-            List<CompletableFuture<Void>> woken;
             state.lock();
             try {
                 pending = 0;
                 subscribed = false;
-                generation++;
-                dead |= close;
-                woken = take(answerWaiters, noticeWaiters);
             } finally {
                 state.unlock();
             }
-            complete(woken);
-        }
-
-        // with state held
-        private static List<CompletableFuture<Void>> take(List<CompletableFuture<Void>> a, List<CompletableFuture<Void>> b) {
-            List<CompletableFuture<Void>> out = new ArrayList<>(a);
-            a.clear();
-            if (b != null) {
-                out.addAll(b);
-                b.clear();
+            if (close) {
+                changes.close();
+                answers.close();
+            } else {
+                changes.signal();
+                answers.signal();
             }
-            return out;
-        }
-
-        private static void complete(List<CompletableFuture<Void>> stages) {
-            stages.forEach(f -> f.complete(null));
-        }
-
-        // with state held: the waiter list, without stages their attempts have given up on
-        private static CompletableFuture<Void> waitIn(List<CompletableFuture<Void>> waiters) {
-            waiters.removeIf(CompletableFuture::isDone);
-            CompletableFuture<Void> f = new CompletableFuture<>();
-            waiters.add(f);
-            return f;
         }
 
         int pending() {
@@ -193,13 +161,9 @@ final class ReleaseSubscriber implements AutoCloseable {
             }
         }
 
-        long generation() {
-            state.lock();
-            try {
-                return generation;
-            } finally {
-                state.unlock();
-            }
+        /** @return the signal of notices and losses of the connection (closed with the subscriber) */
+        ChangeSignal changes() {
+            return changes;
         }
 
         /**
@@ -208,31 +172,17 @@ final class ReleaseSubscriber implements AutoCloseable {
          *     subscriber closed)
          */
         CompletableFuture<Void> confirmation() {
+            long seen;
             state.lock();
             try {
-                if (!dead && !(pending == 0 && subscribed)) {
-                    return waitIn(answerWaiters);
+                if (pending == 0 && subscribed) {
+                    return CompletableFuture.completedFuture(null);
                 }
+                seen = answers.generation(); // read with the state it belongs to
             } finally {
                 state.unlock();
             }
-            return CompletableFuture.completedFuture(null);
-        }
-
-        /**
-         * @return a stage that completes at the first notice or loss of the connection after
-         *     generation {@code gen}; complete already if there was one (or the subscriber closed)
-         */
-        CompletableFuture<Void> changeAfter(long gen) {
-            state.lock();
-            try {
-                if (!dead && generation == gen) {
-                    return waitIn(noticeWaiters);
-                }
-            } finally {
-                state.unlock();
-            }
-            return CompletableFuture.completedFuture(null);
+            return answers.changeAfter(seen);
         }
     }
 

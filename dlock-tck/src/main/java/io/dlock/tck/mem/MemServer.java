@@ -1,6 +1,7 @@
 package io.dlock.tck.mem;
 
 import io.dlock.spi.support.Arguments;
+import io.dlock.spi.support.ChangeSignal;
 import io.dlock.LockConfigurationException;
 import io.dlock.LockHolder;
 import java.time.Duration;
@@ -28,8 +29,11 @@ public final class MemServer {
 
     private final String name;
     private final Map<String, Entry> locks = new HashMap<>(); // guarded by state
-    /** Per lock, the stages of waiting attempts' turns, completed when the lock is released. */
-    private final Map<String, List<CompletableFuture<Void>>> turns = new HashMap<>(); // guarded by state
+    /**
+     * Per held lock that someone waits for, the signal of its release: removed and closed when the
+     * lock is released (so the next holder's waiters get a new one), which ends the waits.
+     */
+    private final Map<String, ChangeSignal> turns = new HashMap<>(); // guarded by state
     private final Map<String, MemLink> links = new ConcurrentHashMap<>();
     private long counter; // guarded by state
 
@@ -133,10 +137,10 @@ public final class MemServer {
      */
     public void kill() {
         pause();
-        List<CompletableFuture<Void>> woken = new ArrayList<>();
+        List<ChangeSignal> woken;
         state.lock();
         try {
-            turns.values().forEach(woken::addAll);
+            woken = new ArrayList<>(turns.values());
             turns.clear();
             locks.clear();
             // the lock-delay: a lease granted before the crash may still be valid on its holder's clock for up
@@ -147,7 +151,7 @@ public final class MemServer {
         } finally {
             state.unlock();
         }
-        complete(woken);
+        woken.forEach(MemServer::end);
     }
 
     private long longestLease; // guarded by state
@@ -216,7 +220,7 @@ public final class MemServer {
     }
 
     boolean release(String lock, String owner, long token) {
-        List<CompletableFuture<Void>> woken;
+        ChangeSignal woken;
         state.lock();
         try {
             Entry e = live(lock);
@@ -229,13 +233,13 @@ public final class MemServer {
         } finally {
             state.unlock();
         }
-        complete(woken);
+        end(woken);
         return true;
     }
 
     /** Deletes a lock whoever holds it: only the TCK's deliberately broken provider calls this. */
     boolean forceRelease(String lock) {
-        List<CompletableFuture<Void>> woken;
+        ChangeSignal woken;
         boolean had;
         state.lock();
         try {
@@ -245,7 +249,7 @@ public final class MemServer {
         } finally {
             state.unlock();
         }
-        complete(woken);
+        end(woken);
         return had;
     }
 
@@ -258,26 +262,25 @@ public final class MemServer {
      * @return a new stage
      */
     CompletableFuture<Void> nextRelease(String lock) {
-        CompletableFuture<Void> f = new CompletableFuture<>();
+        ChangeSignal release;
+        long seen;
         state.lock();
         try {
-            if (live(lock) != null) {
-                List<CompletableFuture<Void>> waiting = turns.computeIfAbsent(lock, k -> new ArrayList<>());
-                waiting.removeIf(CompletableFuture::isDone); // stages their attempts have given up on
-                waiting.add(f);
-                return f;
+            if (live(lock) == null) {
+                return CompletableFuture.completedFuture(null);
             }
+            release = turns.computeIfAbsent(lock, k -> new ChangeSignal());
+            seen = release.generation(); // read under the state lock: a release after it ends the wait
         } finally {
             state.unlock();
         }
-        f.complete(null);
-        return f;
+        return release.changeAfter(seen);
     }
 
-    /** Completes stages outside the lock: what waits on them may try again at once. */
-    private static void complete(List<CompletableFuture<Void>> stages) {
-        if (stages != null) {
-            stages.forEach(f -> f.complete(null));
+    /** Ends the waits of a released lock, outside the state lock: what waits may try again at once. */
+    private static void end(ChangeSignal release) {
+        if (release != null) {
+            release.close();
         }
     }
 
