@@ -49,30 +49,7 @@ enum Script {
               end
               return {0, redis.call('PTTL', KEYS[1])}
             end
-            if redis.replicate_commands then redis.replicate_commands() end
-            local t = redis.call('TIME')
-            local now = t[1] .. string.format('%06d', tonumber(t[2]))
-            local delay = tonumber(ARGV[3])
-            if delay > 0 then
-              local info = redis.pcall('INFO', 'server')
-              local run = type(info) == 'string' and string.match(info, 'run_id:(%x+)') or nil
-              local m = redis.call('GET', KEYS[3])
-              local mrun, mat, mdelay
-              if m then mrun, mat, mdelay = string.match(m, '^(%S+) (%d+) (%d+)$') end
-              if (not mrun) or (run and mrun ~= run) or tonumber(now) < tonumber(mat) then
-                redis.call('SET', KEYS[3], (run or '-') .. ' ' .. now .. ' ' .. ARGV[3])
-                return {2, delay, now, run and 1 or 0}
-              end
-              local d = tonumber(mdelay)
-              if delay > d then
-                d = delay
-                redis.call('SET', KEYS[3], mrun .. ' ' .. mat .. ' ' .. ARGV[3])
-              end
-              local left = d * 1000 - (tonumber(now) - tonumber(mat))
-              if left > 0 then
-                return {2, math.ceil(left / 1000), mat, run and 1 or 0}
-              end
-            end
+            """ + LuaFragments.LOCK_DELAY_CHECK + """
             local c = redis.call('GET', KEYS[2])
             if (not c) or tonumber(c) < tonumber(now) then
               redis.call('SET', KEYS[2], now)
