@@ -189,6 +189,24 @@ class RedlockQuorumTest {
     }
 
     @Test
+    void aLockHeldOnANodeIsBusyNotAFailureWhileAnotherIsDownAndOneSlow() {
+        LockBackend<Void> b = backend();
+        tryOnce(b, request("rl-warm", Duration.ofMillis(100))); // connections made before the pause
+        try (Jedis j0 = TestSupport.jedis(NODES.get(0))) {
+            j0.psetex("dlock:lock:rl-busy", LEASE.toMillis(), "eeee:9");
+        }
+        NODES.get(2).kill();
+        NODES.get(1).pause();
+        try {
+            // node 0 busy, node 2 refused, node 1 not answering yet: no majority can grant, and the
+            // reason is the holder, not the failures (one failure of three leaves a majority)
+            assertInstanceOf(AttemptResult.Busy.class, tryOnce(b, request("rl-busy", LEASE)));
+        } finally {
+            NODES.get(1).resume();
+        }
+    }
+
+    @Test
     void aSplitVoteIsBusyWithAShortHintAndUndoesItsPart() {
         LockBackend<Void> b = backend();
         // two other contenders each got one node in their rounds, not yet tokened (rounds in flight)

@@ -257,8 +257,8 @@ final class RedlockBackend implements LockBackend<Void> {
                     undo(i, round);
                 }
             }
-            if (granted + count(now, BUSY) + count(now, DELAYED) < quorum) {
-                throw quorumFailure("acquire", name, now);
+            if (count(now, FAILED) > nodes.size() - quorum) {
+                throw quorumFailure("acquire", name, now); // failures alone leave no majority
             }
             return busy(now, t0);
         }
@@ -362,7 +362,9 @@ final class RedlockBackend implements LockBackend<Void> {
                 try {
                     task.attempt();
                 } catch (LockBackendException e) {
-                    cleaner.submit("redlock-undo " + i + " " + round.roundValue, task, round.request.leaseTime());
+                    if (e.retryable()) {
+                        cleaner.submit("redlock-undo " + i + " " + round.roundValue, task, round.request.leaseTime());
+                    }
                 }
             });
         } catch (RejectedExecutionException e) {
@@ -512,7 +514,9 @@ final class RedlockBackend implements LockBackend<Void> {
                     } catch (LockBackendException e) {
                         LOG.debug("dlock: could not undo a possible grant of lock '{}' on {} yet", name,
                                 nodes.get(node).settings.address(), e);
-                        cleaner.submit("redlock-abandon " + node + " " + request.ownerId(), task, request.leaseTime());
+                        if (e.retryable()) {
+                            cleaner.submit("redlock-abandon " + node + " " + request.ownerId(), task, request.leaseTime());
+                        }
                     }
                 });
             } catch (RejectedExecutionException e) {
