@@ -234,6 +234,23 @@ class RedlockQuorumTest {
     }
 
     @Test
+    void aMajorityFrozenFailsWithinTheTimeoutNotBusy() {
+        LockBackend<Void> b = backend();
+        tryOnce(b, request("rl-warm", Duration.ofMillis(100))); // connections made before the pause
+        NODES.get(0).pause();
+        NODES.get(1).pause();
+        try {
+            // no answer from two of three by the deadline: the outcome is unknown, not "someone holds it"
+            LockBackendException e = assertThrowsWithin(LockBackendException.class, OP_TIMEOUT.plusSeconds(2),
+                    () -> tryOnce(b, request("rl-frozen-majority", LEASE)));
+            assertTrue(e.retryable(), e.toString());
+        } finally {
+            NODES.get(0).resume();
+            NODES.get(1).resume();
+        }
+    }
+
+    @Test
     void aSplitVoteIsBusyWithAShortHintAndUndoesItsPart() {
         LockBackend<Void> b = backend();
         // two other contenders each got one node in their rounds, not yet tokened (rounds in flight)

@@ -257,8 +257,10 @@ final class RedlockBackend implements LockBackend<Void> {
                     undo(i, round);
                 }
             }
-            if (count(now, FAILED) > nodes.size() - quorum) {
-                throw quorumFailure("acquire", name, now); // failures alone leave no majority
+            // failures alone leave no majority: nodes that failed, and at the deadline those still silent
+            int unknown = count(now, FAILED) + (System.nanoTime() - deadline >= 0 ? count(now, WAITING) : 0);
+            if (unknown > nodes.size() - quorum) {
+                throw quorumFailure("acquire", name, now);
             }
             return busy(now, t0);
         }
