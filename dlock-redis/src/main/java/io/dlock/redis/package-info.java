@@ -50,7 +50,18 @@
  * Tokens still increase after a restart that lost data or a failover to a replica whose counter is
  * behind, as long as the new server's clock is not behind: every grant first raises the counter to
  * the server's time in microseconds, and a counter that grows by one per grant stays below that
- * time unless grants average a million a second, more than one Redis server can run. Redis Cluster
- * and Sentinel are not supported.
+ * time unless grants average a million a second, more than one Redis server can run.
+ *
+ * <p><b>Redlock</b>: {@code redlock://[[user]:password@]h1:6379,h2:6379,h3:6379[/database][?prefix=&poolSize=&lockDelay=]}
+ * ({@code redlocks://} for TLS) names N &ge; 3 independent primaries with the same credentials; a
+ * lock is held while a majority holds its key (the keys above, on each node, each node with its own
+ * lock-delay). The fencing token is the largest of the granting majority's counters (each raised to
+ * its clock) plus one, written back to that majority while the key is still this grant's, so tokens
+ * increase in hold order across node losses; with {@code appendonly yes} and
+ * {@code appendfsync always} on every node they do so without any clock assumption. With the
+ * lock-delay on it declares {@link io.dlock.Capability#SURVIVES_EMPTY_RESTART} and
+ * {@link io.dlock.Capability#SURVIVES_SERVER_FAILOVER}: a minority of nodes may be down, frozen or
+ * restarted empty. {@code waitReplicas} does not apply. The algorithm, the argument and its
+ * assumptions (clocks, persistence, one node set per prefix) are in docs/ARCHITECTURE.md, "Redlock".
  */
 package io.dlock.redis;

@@ -15,19 +15,14 @@ import io.dlock.LockClientConfig;
 import io.dlock.LockConfigurationException;
 import io.dlock.LockConfigurationException.Kind;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.security.cert.Certificate;
-import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocketFactory;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -47,32 +42,10 @@ class RedisTlsTest {
     @BeforeAll
     static void start() throws Exception {
         dir = Files.createTempDirectory("dlock-redis-tls-");
-        Path cert = dir.resolve("cert.pem");
-        Path key = dir.resolve("key.pem");
-        boolean made;
-        try {
-            Process openssl = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                    "-keyout", key.toString(), "-out", cert.toString(), "-days", "2", "-subj", "/CN=dlock-test",
-                    "-addext", "subjectAltName=IP:127.0.0.1").redirectErrorStream(true)
-                    .redirectOutput(dir.resolve("openssl.log").toFile()).start();
-            made = openssl.waitFor(60, TimeUnit.SECONDS) && openssl.exitValue() == 0;
-        } catch (IOException e) {
-            made = false;
-        }
-        assumeTrue(made, "openssl is needed to make the test certificate");
-        server = RedisServer.startTls(cert, key);
-
-        KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
-        trust.load(null, null);
-        try (InputStream in = Files.newInputStream(cert)) {
-            Certificate c = CertificateFactory.getInstance("X.509").generateCertificate(in);
-            trust.setCertificateEntry("dlock-test", c);
-        }
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(trust);
-        SSLContext ssl = SSLContext.getInstance("TLS");
-        ssl.init(null, tmf.getTrustManagers(), null);
-        trusting = ssl.getSocketFactory();
+        Path cert = TestSupport.selfSignedCertificate(dir);
+        assumeTrue(cert != null, "openssl is needed to make the test certificate");
+        server = RedisServer.startTls(cert, dir.resolve("key.pem"));
+        trusting = TestSupport.trusting(cert);
         // a server just started has granted nothing: no lock-delay to wait out (see RedisServer)
         server.markLockDelayPassed(0, RedisServer.DEFAULT_PREFIX, trusting);
     }

@@ -85,4 +85,40 @@ final class TestSupport {
         }
         return calls;
     }
+
+    /**
+     * Makes a self-signed certificate for the address 127.0.0.1 only, with {@code openssl}, in a
+     * directory: {@code cert.pem} and {@code key.pem}.
+     *
+     * @return the certificate's path (the key is next to it), or null if openssl is missing or failed
+     */
+    static java.nio.file.Path selfSignedCertificate(java.nio.file.Path dir) throws InterruptedException {
+        java.nio.file.Path cert = dir.resolve("cert.pem");
+        java.nio.file.Path key = dir.resolve("key.pem");
+        try {
+            Process openssl = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                    "-keyout", key.toString(), "-out", cert.toString(), "-days", "2", "-subj", "/CN=dlock-test",
+                    "-addext", "subjectAltName=IP:127.0.0.1").redirectErrorStream(true)
+                    .redirectOutput(dir.resolve("openssl.log").toFile()).start();
+            return openssl.waitFor(60, TimeUnit.SECONDS) && openssl.exitValue() == 0 ? cert : null;
+        } catch (java.io.IOException e) {
+            return null;
+        }
+    }
+
+    /** @return a socket factory that trusts exactly the given PEM certificate */
+    static javax.net.ssl.SSLSocketFactory trusting(java.nio.file.Path cert) throws Exception {
+        java.security.KeyStore trust = java.security.KeyStore.getInstance(java.security.KeyStore.getDefaultType());
+        trust.load(null, null);
+        try (java.io.InputStream in = java.nio.file.Files.newInputStream(cert)) {
+            trust.setCertificateEntry("dlock-test", java.security.cert.CertificateFactory.getInstance("X.509")
+                    .generateCertificate(in));
+        }
+        javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(
+                javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(trust);
+        javax.net.ssl.SSLContext ssl = javax.net.ssl.SSLContext.getInstance("TLS");
+        ssl.init(null, tmf.getTrustManagers(), null);
+        return ssl.getSocketFactory();
+    }
 }

@@ -49,30 +49,7 @@ enum Script {
               end
               return {0, redis.call('PTTL', KEYS[1])}
             end
-            if redis.replicate_commands then redis.replicate_commands() end
-            local t = redis.call('TIME')
-            local now = t[1] .. string.format('%06d', tonumber(t[2]))
-            local delay = tonumber(ARGV[3])
-            if delay > 0 then
-              local info = redis.pcall('INFO', 'server')
-              local run = type(info) == 'string' and string.match(info, 'run_id:(%x+)') or nil
-              local m = redis.call('GET', KEYS[3])
-              local mrun, mat, mdelay
-              if m then mrun, mat, mdelay = string.match(m, '^(%S+) (%d+) (%d+)$') end
-              if (not mrun) or (run and mrun ~= run) or tonumber(now) < tonumber(mat) then
-                redis.call('SET', KEYS[3], (run or '-') .. ' ' .. now .. ' ' .. ARGV[3])
-                return {2, delay, now, run and 1 or 0}
-              end
-              local d = tonumber(mdelay)
-              if delay > d then
-                d = delay
-                redis.call('SET', KEYS[3], mrun .. ' ' .. mat .. ' ' .. ARGV[3])
-              end
-              local left = d * 1000 - (tonumber(now) - tonumber(mat))
-              if left > 0 then
-                return {2, math.ceil(left / 1000), mat, run and 1 or 0}
-              end
-            end
+            """ + LuaFragments.LOCK_DELAY_CHECK + """
             local c = redis.call('GET', KEYS[2])
             if (not c) or tonumber(c) < tonumber(now) then
               redis.call('SET', KEYS[2], now)
@@ -136,6 +113,63 @@ enum Script {
               return {}
             end
             return {v, redis.call('PTTL', KEYS[1])}
+            """),
+
+    /**
+     * Redlock, phase 1 on one node (see {@code RedlockBackend}). KEYS: lock key, counter key,
+     * lock-delay marker. ARGV: owner id, lease in ms, lock-delay in ms (0: none), the round's value
+     * {@code OWNER:0.ROUND}. Another owner's key answers {0, pttl, 1 if it holds a token else 0 (a round
+     * in flight)}; so does this owner's key once a
+     * round tokened it (that round's undo removes it) or holds a later round's value (this request
+     * came late: it must not take the key back from the later round). Otherwise, past the lock-delay check
+     * ({@link LuaFragments#LOCK_DELAY_CHECK}, answering {2, ...}), sets the key to the round's value
+     * with the lease as expiry and answers {1, max(counter, TIME in microseconds)} without writing
+     * the counter: phase 2 raises it to the token the majority agrees on.
+     */
+    REDLOCK_LOCK("""
+            local v = redis.call('GET', KEYS[1])
+            local mine = ARGV[1] .. ':'
+            if v then
+              local round = string.match(string.sub(v, #mine + 1), '^0%.(%d+)$')
+              if string.sub(v, 1, #mine) ~= mine or (not round)
+                  or tonumber(round) > tonumber(string.match(ARGV[4], '(%d+)$')) then
+                local settled = string.match(v, ':0%.%d+$') and 0 or 1
+                return {0, redis.call('PTTL', KEYS[1]), settled}
+              end
+            end
+            """ + LuaFragments.LOCK_DELAY_CHECK + """
+            local c = redis.call('GET', KEYS[2])
+            local raised = now
+            if c and tonumber(c) > tonumber(now) then raised = c end
+            redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[2])
+            return {1, raised}
+            """),
+
+    /**
+     * Redlock, phase 2 on one node. KEYS: lock key, counter key. ARGV: the round's value
+     * {@code OWNER:0.ROUND}, the grant's value {@code OWNER:TOKEN}, the token. Only while the key
+     * still holds the round's value: sets it to the grant's value, keeping its expiry, and raises
+     * the counter to the token if below. Returns 1 (also when the key holds the grant's value
+     * already: a repeat), else 0.
+     */
+    REDLOCK_TOKEN("""
+            local v = redis.call('GET', KEYS[1])
+            if v == ARGV[2] then
+              return 1
+            end
+            if v ~= ARGV[1] then
+              return 0
+            end
+            local ttl = redis.call('PTTL', KEYS[1])
+            if ttl <= 0 then
+              return 0
+            end
+            redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
+            local c = redis.call('GET', KEYS[2])
+            if (not c) or tonumber(c) < tonumber(ARGV[3]) then
+              redis.call('SET', KEYS[2], ARGV[3])
+            end
+            return 1
             """);
 
     private final String source;
