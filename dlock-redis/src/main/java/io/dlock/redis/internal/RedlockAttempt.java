@@ -15,7 +15,8 @@ import org.slf4j.LoggerFactory;
  * One Redlock acquisition: a round of the two phases per try ({@link RedlockBackend#tryRound}),
  * and between tries a turn that a release notice on any node completes.
  *
- * <p>As in {@link RedisAttempt}, a node's notice counts only if its subscription was confirmed
+ * <p>As in the kit's {@link io.dlock.spi.support.ListeningAttempt} (which listens on one channel;
+ * this listens on one per node), a node's notice counts only if its subscription was confirmed
  * when the try began; until then the turn waits for the confirmation. A dead node's subscriber
  * wakes the turn at each failed reconnection (about once a second), else the core's poll paces the
  * tries. No thread waits: the subscribers' reader threads complete the stages. The core's calls
@@ -51,7 +52,7 @@ final class RedlockAttempt implements AcquireAttempt<Void> {
         if (topics != null) {
             for (int i = 0; i < nodes; i++) {
                 confirmedAtTry[i] = topics[i].confirmed();
-                generationAtTry[i] = topics[i].generation();
+                generationAtTry[i] = topics[i].changes().generation();
             }
         }
         current = new RedlockBackend.Round(request, ++rounds);
@@ -85,7 +86,7 @@ final class RedlockAttempt implements AcquireAttempt<Void> {
         CompletableFuture<Void> any = new CompletableFuture<>();
         lastTurn = new CompletableFuture<?>[nodes];
         for (int i = 0; i < nodes; i++) {
-            CompletableFuture<Void> stage = confirmedAtTry[i] ? topics[i].changeAfter(generationAtTry[i])
+            CompletableFuture<Void> stage = confirmedAtTry[i] ? topics[i].changes().changeAfter(generationAtTry[i])
                     : all.get(i).subscriber.confirmation(topics[i]);
             lastTurn[i] = stage;
             stage.whenComplete((v, e) -> any.complete(null));
