@@ -5,6 +5,7 @@ import io.dlock.LockConfigurationException;
 import io.dlock.LockConfigurationException.Kind;
 import io.dlock.spi.BackendContext;
 import io.dlock.spi.BackendUri;
+import io.dlock.spi.support.LeaseTimes;
 import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -17,6 +18,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.ReentrantLock;
@@ -54,6 +57,10 @@ final class ClusterConnections implements ScriptRunner {
 
     /** The least time between two refreshes of the slot table, unless it is empty. */
     private static final long REFRESH_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** The busy hint of an acquire that met only TRYAGAIN (its slot migrating) for its whole budget. */
+    private static final long TRYAGAIN_BUSY_MILLIS = 50;
+    /** The least time between two warm-ups of one node. */
+    private static final long WARM_UP_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** The shortest budget one node gets for {@code CLUSTER SLOTS} while others are left to ask. */
     private static final long MIN_REFRESH_TRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
@@ -65,6 +72,11 @@ final class ClusterConnections implements ScriptRunner {
     private final AtomicReferenceArray<HostAndPort> owners = new AtomicReferenceArray<>(ClusterKeys.SLOTS);
     private final ReentrantLock refreshLock = new ReentrantLock();
     private final AtomicInteger nextSubscriberNode = new AtomicInteger();
+    /** When each node's lock-delay markers were last warmed up (System.nanoTime). */
+    private final Map<HostAndPort, Long> warmedAt = new ConcurrentHashMap<>();
+    private final AtomicBoolean warming = new AtomicBoolean();
+    private final ThreadFactory threads;
+    private final long timeoutNanos;
     private volatile long refreshedAt;
     private volatile boolean refreshed;
     private volatile boolean stale = true;
@@ -75,9 +87,14 @@ final class ClusterConnections implements ScriptRunner {
      *
      * @param settings the URI's settings; its hosts are the seeds
      * @param connect makes the connections of one node (called once per node)
+     * @param threads the client's thread factory, for the lock-delay warm-up
+     * @param operationTimeout the budget of a call
      */
-    ClusterConnections(RedisSettings settings, Function<HostAndPort, RedisConnections> connect) {
+    ClusterConnections(RedisSettings settings, Function<HostAndPort, RedisConnections> connect, ThreadFactory threads,
+                       Duration operationTimeout) {
         this.settings = settings;
+        this.threads = threads;
+        this.timeoutNanos = LeaseTimes.saturatedNanos(operationTimeout);
         this.connect = connect;
         List<HostAndPort> s = new ArrayList<>();
         for (BackendUri.HostPort h : settings.hosts) {
@@ -91,12 +108,14 @@ final class ClusterConnections implements ScriptRunner {
      *
      * @param settings the URI's settings
      * @param setup how to connect to one node with a given connect and read timeout in ms
+     * @param threads the client's thread factory
      * @param operationTimeout the budget of a call
      */
-    static ClusterConnections open(RedisSettings settings, NodeSetup setup, Duration operationTimeout) {
+    static ClusterConnections open(RedisSettings settings, NodeSetup setup, ThreadFactory threads,
+                                   Duration operationTimeout) {
         return new ClusterConnections(settings, address -> new RedisConnections(
                 settings.forNode(address.getHost(), address.getPort()), millis -> setup.setup(address, millis),
-                operationTimeout));
+                operationTimeout), threads, operationTimeout);
     }
 
     /**
@@ -115,7 +134,7 @@ final class ClusterConnections implements ScriptRunner {
             JedisClientConfig config = RedisLockBackend.clientConfig(settings, millis);
             return new RedisConnections.Setup(config, new RedisSocketFactory(address, config, settings.tls,
                     sslSocketFactory));
-        }, context.operationTimeout());
+        }, context.threadFactory(), context.operationTimeout());
         RedisSocketFactory subscriberSockets = new RedisSocketFactory(connections::subscriberNode,
                 RedisLockBackend.clientConfig(settings, RedisLockBackend.timeoutMillis(context)), settings.tls,
                 sslSocketFactory);
@@ -152,9 +171,16 @@ final class ClusterConnections implements ScriptRunner {
         HostAndPort target = null;
         boolean asking = false;
         LockBackendException last = null;
+        boolean mayHaveRun = false;
         while (true) {
             long left = deadline - System.nanoTime();
             if (left <= 0 || closed) {
+                if (script == Script.ACQUIRE && !mayHaveRun && !closed && last instanceof Redirect r
+                        && r.kind == Redirect.Type.TRYAGAIN) {
+                    // the slot is migrating and the lock is free: nothing ran, no grant is possible until the
+                    // migration ends, so the lock is busy for now (a failure would end a waiting acquisition)
+                    return List.of(0L, TRYAGAIN_BUSY_MILLIS);
+                }
                 throw outOfTime(operation, lockName, budgetNanos, last);
             }
             if (target == null) {
@@ -165,7 +191,11 @@ final class ClusterConnections implements ScriptRunner {
             target = null;
             asking = false;
             try {
-                return node(at).eval(script, keys, args, operation, lockName, left, wrote, ask);
+                Object reply = node(at).eval(script, keys, args, operation, lockName, left, wrote, ask);
+                if (script == Script.ACQUIRE && lockDelayed(reply)) {
+                    startWarmUp(args.get(2));
+                }
+                return reply;
             } catch (Redirect r) {
                 last = r;
                 switch (r.kind) {
@@ -193,8 +223,76 @@ final class ClusterConnections implements ScriptRunner {
                 }
                 // the node is down (a failover may be under way) or restarting: ask the others
                 last = e;
+                mayHaveRun |= !RedisConnections.hasCause(e, ConnectException.class);
                 stale = true;
                 pause(20, 60, deadline);
+            }
+        }
+    }
+
+    /** Whether an acquire's reply says its slot's lock-delay refuses grants ({2, left, ...}). */
+    private static boolean lockDelayed(Object reply) {
+        return reply instanceof List<?> l && !l.isEmpty() && Long.valueOf(2L).equals(l.get(0));
+    }
+
+    /**
+     * After a slot answered that its lock-delay runs, starts the lock-delay of every other slot
+     * whose marker is missing or names another server process, on every known primary
+     * ({@link Script#WARM_UP}): a node that lost its data lost every slot's marker, and without
+     * this each slot would start its lock-delay only at its own first grant, so that fresh names
+     * would wait a lock-delay long after the loss. At most once a second per node, on a thread of
+     * the client's factory that ends when done (one at a time); best effort: a node that fails is
+     * tried again at the next such reply, and its slots meanwhile start at first touch.
+     */
+    private void startWarmUp(String lockDelayMillis) {
+        if (closed || !warming.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            Thread t = threads.newThread(() -> {
+                try {
+                    warmUp(lockDelayMillis);
+                } finally {
+                    warming.set(false);
+                }
+            });
+            t.start();
+        } catch (RuntimeException | Error e) {
+            warming.set(false);
+            LOG.debug("dlock: cannot start the lock-delay warm-up thread", e);
+        }
+    }
+
+    private void warmUp(String lockDelayMillis) {
+        long now = System.nanoTime();
+        Map<HostAndPort, List<String>> tagsByNode = new java.util.HashMap<>();
+        for (int s = 0; s < ClusterKeys.SLOTS; s++) {
+            HostAndPort h = owners.get(s);
+            if (h != null) {
+                tagsByNode.computeIfAbsent(h, k -> {
+                    List<String> a = new ArrayList<>();
+                    a.add(settings.prefix);
+                    a.add(lockDelayMillis);
+                    return a;
+                }).add(ClusterKeys.tag(s));
+            }
+        }
+        for (Map.Entry<HostAndPort, List<String>> e : tagsByNode.entrySet()) {
+            Long last = warmedAt.get(e.getKey());
+            if (last != null && now - last < WARM_UP_INTERVAL_NANOS) {
+                continue;
+            }
+            if (closed) {
+                return;
+            }
+            try {
+                Object n = node(e.getKey()).eval(Script.WARM_UP, List.of(), e.getValue(), "lock-delay warm-up", null,
+                        timeoutNanos, null, false);
+                warmedAt.put(e.getKey(), now);
+                LOG.debug("dlock: lock-delay warm-up on {} started {} slots' lock-delays", e.getKey(), n);
+            } catch (LockBackendException ex) {
+                LOG.debug("dlock: lock-delay warm-up on {} failed; its slots start their lock-delays at first touch",
+                        e.getKey(), ex);
             }
         }
     }

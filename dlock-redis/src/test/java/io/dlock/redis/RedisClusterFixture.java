@@ -1,0 +1,153 @@
+package io.dlock.redis;
+
+import io.dlock.LockClientConfig;
+import io.dlock.LockConfigurationException;
+import io.dlock.tck.ClusterControl;
+import io.dlock.tck.ServerControl;
+import io.dlock.tck.TckFixture;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The TCK fixture for Redis Cluster mode ({@code redis-cluster://}): a {@link RedisClusterNodes}
+ * cluster of 3 primaries and 3 replicas, the URI naming every node as a seed.
+ *
+ * <p>Lock-delays as in {@link RedisFixture} (10 s for the core suite, 2 s for the fault suite). A
+ * fresh cluster would refuse grants for one lock-delay per slot at first touch, so the fixture
+ * marks every slot's lock-delay passed on its primary once ({@link RedisClusterNodes#markLockDelayPassed}).
+ * A failover promotes a replica with another run id, so the failed-over slots do wait one
+ * lock-delay, as a deployment must.
+ *
+ * <p>No freezable clients: a client learns the nodes' addresses from {@code CLUSTER SLOTS}, so a
+ * proxy in front of the seeds would not carry its traffic; the rules that freeze a client are
+ * skipped.
+ */
+public final class RedisClusterFixture implements TckFixture {
+
+    /** A user of the fixture's nodes whose ACL lets it touch no key of dlock's (for rule V4). */
+    private static final String LIMITED_USER = "tck-limited";
+    private static final String LIMITED_PASSWORD = "tck-limited-pw";
+
+    private final RedisClusterNodes nodes;
+    private final Duration lockDelay;
+
+    /** Starts a cluster for the core suite. */
+    public RedisClusterFixture() {
+        this(RedisFixture.CORE_LOCK_DELAY);
+    }
+
+    /**
+     * Starts a cluster whose clients use the given lock-delay.
+     *
+     * @param lockDelay the clients' {@code lockDelay}: at least the longest lease the suite takes
+     */
+    public RedisClusterFixture(Duration lockDelay) {
+        this.lockDelay = lockDelay;
+        this.nodes = RedisClusterNodes.start(List.of("--user", LIMITED_USER, "on", ">" + LIMITED_PASSWORD, "~other:*",
+                "&*", "+@all"), null);
+        try {
+            nodes.markLockDelayPassed(RedisServer.DEFAULT_PREFIX);
+        } catch (RuntimeException | Error e) {
+            nodes.close();
+            throw e;
+        }
+    }
+
+    RedisClusterNodes nodes() {
+        return nodes;
+    }
+
+    @Override
+    public String name() {
+        return "redis-cluster";
+    }
+
+    @Override
+    public LockClientConfig.Builder clientConfig() {
+        return LockClientConfig.builder("redis-cluster://" + nodes.seeds() + "?lockDelay=" + lockDelay);
+    }
+
+    @Override
+    public Optional<String> unreachableUri() {
+        return Optional.of("redis-cluster://" + RedisServer.HOST + ":" + RedisServer.freePort() + ","
+                + RedisServer.HOST + ":" + RedisServer.freePort());
+    }
+
+    /**
+     * A wrong password ({@code CREDENTIALS}) and a user whose ACL allows no key under dlock's prefix
+     * ({@code PERMISSION}).
+     */
+    @Override
+    public Map<LockConfigurationException.Kind, String> misconfiguredUris() {
+        String at = "@" + nodes.seeds() + "?lockDelay=" + lockDelay;
+        return Map.of(LockConfigurationException.Kind.CREDENTIALS,
+                "redis-cluster://" + LIMITED_USER + ":not-" + LIMITED_PASSWORD + at,
+                LockConfigurationException.Kind.PERMISSION,
+                "redis-cluster://" + LIMITED_USER + ":" + LIMITED_PASSWORD + at);
+    }
+
+    /** Pauses, kills and restarts every node of the cluster. */
+    @Override
+    public Optional<ServerControl> server() {
+        return Optional.of(new ServerControl() {
+            @Override
+            public void pause() {
+                nodes.pauseAll();
+            }
+
+            @Override
+            public void resume() {
+                nodes.resumeAll();
+            }
+
+            @Override
+            public void kill() {
+                nodes.killAll();
+            }
+
+            @Override
+            public void restart() {
+                nodes.restartAll();
+            }
+
+            @Override
+            public boolean restartLosesLocks() {
+                return true; // no persistence (--save '', --appendonly no)
+            }
+        });
+    }
+
+    /** The leader is the primary serving the contended lock: S9's name is random, so it is found by its key. */
+    @Override
+    public Optional<ClusterControl> cluster() {
+        return Optional.of(new ClusterControl() {
+            @Override
+            public int size() {
+                return nodes.size();
+            }
+
+            @Override
+            public String killLeader() {
+                int i = nodes.killPrimaryHoldingALock();
+                return "primary " + nodes.node(i);
+            }
+
+            @Override
+            public void restartKilled() {
+                nodes.restartKilled();
+            }
+        });
+    }
+
+    @Override
+    public void close() {
+        nodes.close();
+    }
+
+    @Override
+    public String toString() {
+        return "RedisClusterFixture{" + nodes + ", lockDelay " + lockDelay + "}";
+    }
+}
