@@ -366,6 +366,18 @@ final class RedisClusterNodes implements AutoCloseable {
      * @param hook told the step just done (1 to 4), may sleep or assert
      */
     void migrate(int slot, int target, Consumer<Integer> hook) {
+        migrate(slot, target, 10, hook);
+    }
+
+    /**
+     * {@link #migrate(int, int, Consumer)}, moving {@code batch} keys per {@code MIGRATE}.
+     *
+     * @param slot the slot
+     * @param target the new owner's index
+     * @param batch keys per MIGRATE: 1 leaves the slot's keys split between the nodes at step 3
+     * @param hook told the step just done (1 to 4)
+     */
+    void migrate(int slot, int target, int batch, Consumer<Integer> hook) {
         int source = ownerOf(slot);
         if (source == target) {
             throw new IllegalArgumentException("slot " + slot + " is on node " + target + " already");
@@ -382,7 +394,8 @@ final class RedisClusterNodes implements AutoCloseable {
             hook.accept(2);
             while (true) {
                 @SuppressWarnings("unchecked")
-                List<Object> keys = (List<Object>) src.sendCommand(Protocol.Command.CLUSTER, "GETKEYSINSLOT", s, "10");
+                List<Object> keys = (List<Object>) src.sendCommand(Protocol.Command.CLUSTER, "GETKEYSINSLOT", s,
+                        Integer.toString(batch));
                 if (keys.isEmpty()) {
                     break;
                 }

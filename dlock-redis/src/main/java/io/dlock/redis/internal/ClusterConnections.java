@@ -208,7 +208,14 @@ final class ClusterConnections implements ScriptRunner {
                         target = r.target;
                         asking = true;
                     }
-                    case TRYAGAIN -> pause(10, 50, deadline);
+                    case TRYAGAIN -> {
+                        if (script == Script.RENEW && keys.size() > 1) {
+                            // a slot migrating with some of these leases' keys moved (or ended): a multi-key
+                            // call gets TRYAGAIN until the migration ends, a single key follows ASK
+                            return renewOneByOne(keys, args, operation, wrote, deadline);
+                        }
+                        pause(10, 50, deadline);
+                    }
                     case CLUSTERDOWN -> {
                         stale = true;
                         pause(50, 100, deadline);
@@ -228,6 +235,25 @@ final class ClusterConnections implements ScriptRunner {
                 pause(20, 60, deadline);
             }
         }
+    }
+
+    /**
+     * A renewal of several leases of one slot, one lease per call; the reply as the batch's would be.
+     * A call that fails makes the whole batch's outcome unknown.
+     */
+    private Object renewOneByOne(List<String> keys, List<String> args, String operation, Predicate<Object> wrote,
+                                 long deadline) {
+        int n = keys.size();
+        List<Object> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            Object r = eval(Script.RENEW, List.of(keys.get(i)), List.of(args.get(i), args.get(n + i)), operation, null,
+                    Math.max(1, deadline - System.nanoTime()), wrote);
+            if (!(r instanceof List<?> one) || one.size() != 1) {
+                return r; // not a renewal's answer: the backend reports it
+            }
+            out.add(one.get(0));
+        }
+        return out;
     }
 
     /** Whether an acquire's reply says its slot's lock-delay refuses grants ({2, left, ...}). */
