@@ -86,12 +86,4 @@ final class ClusterKeys extends Keys {
     String released(String name) {
         return slotted(name) + "released:" + name;
     }
-
-    /**
-     * @param slot a hash slot
-     * @return the lock-delay marker of that slot
-     */
-    String epochOfSlot(int slot) {
-        return prefix() + "{" + TAGS[slot] + "}epoch";
-    }
 }
