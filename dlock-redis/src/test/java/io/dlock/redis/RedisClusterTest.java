@@ -49,7 +49,8 @@ class RedisClusterTest {
 
     @BeforeAll
     static void start() {
-        cluster = RedisClusterNodes.start();
+        cluster = RedisClusterNodes.start(List.of("--user", "alice", "on", ">alice-pw", "~t*", "&t*", "+@all",
+                "--user", "bob", "on", ">bob-pw", "~*", "&*", "+@all", "-cluster|slots"), null);
     }
 
     @AfterAll
@@ -222,6 +223,28 @@ class RedisClusterTest {
             l.get().release();
         }
         assertEquals(3, owners.size());
+    }
+
+    @Test
+    void anAclUserLimitedToThePrefixServesAndOneWithoutClusterSlotsIsRefused() throws Exception {
+        String prefix = prefix(true);
+        try (LockClient alice = LockClient.open(LockClientConfig.builder("redis-cluster://alice:alice-pw@"
+                + cluster.seeds() + "?prefix=" + prefix + "&lockDelay=" + LOCK_DELAY).operationTimeout(OP_TIMEOUT)
+                .defaultLockOptions(LockOptions.builder().leaseTime(Duration.ofSeconds(1)).build()).build())) {
+            for (int i = 0; i < 10; i++) {
+                Lease l = alice.lock("acl-" + i).tryAcquire().orElseThrow();
+                assertEquals(l.fencingToken(), alice.holder("acl-" + i).orElseThrow().fencingToken());
+                l.release();
+            }
+        }
+        try (LockClient bob = LockClient.open(LockClientConfig.builder("redis-cluster://bob:bob-pw@" + cluster.seeds()
+                + "?prefix=" + prefix + "&lockDelay=" + LOCK_DELAY).operationTimeout(OP_TIMEOUT)
+                .defaultLockOptions(LockOptions.builder().leaseTime(Duration.ofSeconds(1)).build()).build())) {
+            LockConfigurationException e = assertThrows(LockConfigurationException.class, () -> bob.lock("x").tryAcquire());
+            assertEquals(LockConfigurationException.Kind.PERMISSION, e.kind());
+            assertTrue(e.getMessage().contains("CLUSTER SLOTS"), e.getMessage());
+            assertFalse(e.getMessage().contains("bob-pw"), e.getMessage());
+        }
     }
 
     @Test

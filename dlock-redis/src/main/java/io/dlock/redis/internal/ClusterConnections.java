@@ -430,6 +430,10 @@ final class ClusterConnections implements ScriptRunner {
                     reply = node(c).command(new CommandArguments(Protocol.Command.CLUSTER).add("SLOTS"),
                             "cluster topology query (CLUSTER SLOTS)", budget);
                 } catch (LockConfigurationException e) {
+                    if (e.kind() == Kind.PERMISSION) {
+                        throw new LockConfigurationException(Kind.PERMISSION, e.getMessage() + "; in Redis Cluster"
+                                + " mode also CLUSTER SLOTS (+cluster|slots) and ASKING", null, e);
+                    }
                     throw e;
                 } catch (LockBackendException e) {
                     if ("ERR".equals(RedisConnections.errorCode(e))) {
