@@ -1,14 +1,23 @@
 package io.dlock.redis;
 
+import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
 import io.dlock.LockConfigurationException;
+import io.dlock.redis.internal.RedisBackends;
+import io.dlock.spi.BackendContext;
+import io.dlock.spi.LockBackend;
+import io.dlock.spi.support.AbstractLockProvider;
 import io.dlock.tck.ClusterControl;
+import io.dlock.tck.ProxiedFixture;
 import io.dlock.tck.ServerControl;
 import io.dlock.tck.TckFixture;
+import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The TCK fixture for Redis Cluster mode ({@code redis-cluster://}): a {@link RedisClusterNodes}
@@ -20,11 +29,12 @@ import java.util.Optional;
  * A failover promotes a replica with another run id, so the failed-over slots do wait one
  * lock-delay, as a deployment must.
  *
- * <p>No freezable clients: a client learns the nodes' addresses from {@code CLUSTER SLOTS}, so a
- * proxy in front of the seeds would not carry its traffic; the rules that freeze a client are
- * skipped.
+ * <p>Freezable clients go through one {@link io.dlock.tck.TcpProxy} per node: a client learns the
+ * nodes' addresses from {@code CLUSTER SLOTS}, so it is opened with a provider that maps each node's
+ * address to its proxy ({@link RedisBackends#open(io.dlock.spi.BackendContext, javax.net.ssl.SSLSocketFactory,
+ * java.util.function.UnaryOperator)}, not public API).
  */
-public final class RedisClusterFixture implements TckFixture {
+public final class RedisClusterFixture extends ProxiedFixture implements TckFixture {
 
     /** A user of the fixture's nodes whose ACL lets it touch no key of dlock's (for rule V4). */
     private static final String LIMITED_USER = "tck-limited";
@@ -65,8 +75,49 @@ public final class RedisClusterFixture implements TckFixture {
     }
 
     @Override
-    public LockClientConfig.Builder clientConfig() {
-        return LockClientConfig.builder("redis-cluster://" + nodes.seeds() + "?lockDelay=" + lockDelay);
+    protected List<InetSocketAddress> endpoints() {
+        List<InetSocketAddress> out = new ArrayList<>();
+        for (int i = 0; i < nodes.size(); i++) {
+            out.add(nodes.node(i).address());
+        }
+        return out;
+    }
+
+    @Override
+    protected String uri(List<InetSocketAddress> endpoints) {
+        StringBuilder seeds = new StringBuilder();
+        for (InetSocketAddress a : endpoints) {
+            seeds.append(seeds.length() == 0 ? "" : ",").append(a.getHostString()).append(':').append(a.getPort());
+        }
+        return "redis-cluster://" + seeds + "?lockDelay=" + lockDelay;
+    }
+
+    /** Opens the client with every node address the cluster names mapped to that node's proxy. */
+    @Override
+    protected LockClient openProxied(LockClientConfig config, Map<InetSocketAddress, InetSocketAddress> proxied) {
+        return LockClient.open(config, new MappedProvider(proxied));
+    }
+
+    /** dlock-redis's provider for Cluster URIs, connecting through an address map. */
+    private static final class MappedProvider extends AbstractLockProvider {
+        private final Map<InetSocketAddress, InetSocketAddress> map;
+
+        MappedProvider(Map<InetSocketAddress, InetSocketAddress> map) {
+            super("redis", Set.of("redis-cluster"), "through proxies");
+            this.map = map;
+        }
+
+        @Override
+        protected LockBackend<?> openBackend(BackendContext context) {
+            return RedisBackends.open(context, null, a -> {
+                for (Map.Entry<InetSocketAddress, InetSocketAddress> e : map.entrySet()) {
+                    if (e.getKey().getPort() == a.getPort() && e.getKey().getHostString().equals(a.getHostString())) {
+                        return e.getValue();
+                    }
+                }
+                return a; // a proxy's own address (the URI's seeds), or a node this fixture did not start
+            });
+        }
     }
 
     @Override

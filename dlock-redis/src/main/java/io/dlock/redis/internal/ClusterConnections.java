@@ -7,6 +7,7 @@ import io.dlock.spi.BackendContext;
 import io.dlock.spi.BackendUri;
 import io.dlock.spi.support.LeaseTimes;
 import java.net.ConnectException;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,6 +26,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.Predicate;
+import java.util.function.UnaryOperator;
 import javax.net.ssl.SSLSocketFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -125,21 +127,28 @@ final class ClusterConnections implements ScriptRunner {
      * @param context the client's URI, timeouts and thread factory
      * @param settings the URI's settings
      * @param sslSocketFactory the socket factory for {@code rediss-cluster://}, or null for the JVM default
+     * @param addressMap from an address the cluster names to the address to connect to
      * @return the backend
      */
     static RedisLockBackend openBackend(BackendContext context, RedisSettings settings,
-                                        SSLSocketFactory sslSocketFactory) {
+                                        SSLSocketFactory sslSocketFactory, UnaryOperator<InetSocketAddress> addressMap) {
         ClusterKeys keys = new ClusterKeys(settings.prefix);
         ClusterConnections connections = open(settings, (address, millis) -> {
             JedisClientConfig config = RedisLockBackend.clientConfig(settings, millis);
-            return new RedisConnections.Setup(config, new RedisSocketFactory(address, config, settings.tls,
-                    sslSocketFactory));
+            return new RedisConnections.Setup(config, new RedisSocketFactory(map(addressMap, address), config,
+                    settings.tls, sslSocketFactory));
         }, context.threadFactory(), context.operationTimeout());
-        RedisSocketFactory subscriberSockets = new RedisSocketFactory(connections::subscriberNode,
+        RedisSocketFactory subscriberSockets = new RedisSocketFactory(() -> map(addressMap, connections.subscriberNode()),
                 RedisLockBackend.clientConfig(settings, RedisLockBackend.timeoutMillis(context)), settings.tls,
                 sslSocketFactory);
         return new RedisLockBackend(context, settings, keys, connections,
                 RedisLockBackend.subscriber(context, settings, keys, subscriberSockets));
+    }
+
+    /** Where to connect for an address the cluster names. */
+    private static HostAndPort map(UnaryOperator<InetSocketAddress> addressMap, HostAndPort address) {
+        InetSocketAddress to = addressMap.apply(InetSocketAddress.createUnresolved(address.getHost(), address.getPort()));
+        return to == null ? address : new HostAndPort(to.getHostString(), to.getPort());
     }
 
     /** How to make one connection to a node. */
