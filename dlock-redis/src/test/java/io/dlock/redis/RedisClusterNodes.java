@@ -1,10 +1,14 @@
 package io.dlock.redis;
 
 import io.dlock.tck.TestTiming;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
+import javax.net.ssl.SSLSocketFactory;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.util.SafeEncoder;
@@ -32,9 +36,12 @@ final class RedisClusterNodes implements AutoCloseable {
     private final List<Integer> busPorts = new ArrayList<>();
     private final List<RedisServer> killed = new ArrayList<>();
     private final String password;
+    /** The TLS socket factory of the test's own connections, or null for plain ones. */
+    private final SSLSocketFactory ssl;
 
-    private RedisClusterNodes(String password) {
+    private RedisClusterNodes(String password, SSLSocketFactory ssl) {
         this.password = password;
+        this.ssl = ssl;
     }
 
     /** Starts a cluster with no password. */
@@ -49,7 +56,24 @@ final class RedisClusterNodes implements AutoCloseable {
      * @param password the default user's password ({@code requirepass} and {@code masterauth}), or null
      */
     static RedisClusterNodes start(List<String> extraArgs, String password) {
-        RedisClusterNodes c = new RedisClusterNodes(password);
+        return start(extraArgs, password, null, null, null);
+    }
+
+    /**
+     * Starts a cluster whose nodes speak only TLS, to clients, replicas and on the cluster bus
+     * ({@code tls-cluster}, {@code tls-replication}).
+     *
+     * @param cert the nodes' certificate, also the CA
+     * @param key its key
+     * @param trusting a socket factory that trusts the certificate, for the test's own connections
+     */
+    static RedisClusterNodes startTls(Path cert, Path key, SSLSocketFactory trusting) {
+        return start(List.of(), null, cert, key, trusting);
+    }
+
+    private static RedisClusterNodes start(List<String> extraArgs, String password, Path cert, Path key,
+                                           SSLSocketFactory trusting) {
+        RedisClusterNodes c = new RedisClusterNodes(password, trusting);
         try {
             for (int i = 0; i < 2 * PRIMARIES; i++) {
                 int bus = RedisServer.freePort();
@@ -60,7 +84,12 @@ final class RedisClusterNodes implements AutoCloseable {
                     args.addAll(List.of("--requirepass", password, "--masterauth", password));
                 }
                 args.addAll(extraArgs);
-                c.nodes.add(RedisServer.startUnmarked(args));
+                if (cert != null) {
+                    args.addAll(List.of("--tls-cluster", "yes", "--tls-replication", "yes"));
+                    c.nodes.add(RedisServer.startTls(cert, key, args));
+                } else {
+                    c.nodes.add(RedisServer.startUnmarked(args));
+                }
                 c.busPorts.add(bus);
             }
             c.create();
@@ -149,11 +178,14 @@ final class RedisClusterNodes implements AutoCloseable {
 
     /** @return a connection to node i; the caller closes it */
     Jedis jedis(int i) {
-        Jedis j = new Jedis(RedisServer.HOST, nodes.get(i).port(), 2000);
-        if (password != null) {
-            j.auth(password);
+        DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder().timeoutMillis(2000);
+        if (ssl != null) {
+            config.ssl(true).sslSocketFactory(ssl);
         }
-        return j;
+        if (password != null) {
+            config.password(password);
+        }
+        return new Jedis(new HostAndPort(RedisServer.HOST, nodes.get(i).port()), config.build());
     }
 
     int size() {
