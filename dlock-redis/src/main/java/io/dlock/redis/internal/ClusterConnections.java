@@ -223,11 +223,15 @@ final class ClusterConnections implements ScriptRunner {
                             // call gets TRYAGAIN until the migration ends, a single key follows ASK
                             return renewOneByOne(keys, args, operation, wrote, deadline);
                         }
-                        pause(10, 50, deadline);
+                        if (!pause(10, 50, deadline)) {
+                            throw outOfTime(operation, lockName, budgetNanos, last);
+                        }
                     }
                     case CLUSTERDOWN -> {
                         stale = true;
-                        pause(50, 100, deadline);
+                        if (!pause(50, 100, deadline)) {
+                            throw outOfTime(operation, lockName, budgetNanos, last);
+                        }
                     }
                     default -> throw new IllegalStateException(r.kind.toString());
                 }
@@ -241,7 +245,9 @@ final class ClusterConnections implements ScriptRunner {
                 last = e;
                 mayHaveRun |= !RedisConnections.hasCause(e, ConnectException.class);
                 stale = true;
-                pause(20, 60, deadline);
+                if (!pause(20, 60, deadline)) {
+                    throw outOfTime(operation, lockName, budgetNanos, last);
+                }
             }
         }
     }
@@ -349,6 +355,10 @@ final class ClusterConnections implements ScriptRunner {
         if (closed) {
             return new LockBackendException("the " + what + " failed: the client is closing", lockName, null);
         }
+        if (Thread.currentThread().isInterrupted()) {
+            return new LockBackendException("the " + what + " on the Redis Cluster " + seeds + " was interrupted before"
+                    + " it could retry" + (last == null ? "" : " (last answer: " + last.getMessage() + ")"), lockName, last);
+        }
         if (last == null) {
             return new LockBackendException("the " + what + " on the Redis Cluster " + seeds + " ran out of its "
                     + ms + " ms", lockName, null);
@@ -361,19 +371,30 @@ final class ClusterConnections implements ScriptRunner {
         return last;
     }
 
-    private static void pause(int fromMillis, int toMillis, long deadline) {
+    /**
+     * Waits a random while before a retry, within the deadline.
+     *
+     * @return false if the thread was interrupted: then no more retries (the flag is kept, the
+     *     interrupt rule), since every later wait would end at once
+     */
+    private static boolean pause(int fromMillis, int toMillis, long deadline) {
         long nanos = Math.min(deadline - System.nanoTime(),
                 TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextInt(fromMillis, toMillis + 1)));
+        if (Thread.currentThread().isInterrupted()) {
+            return false;
+        }
         if (nanos <= 0) {
-            return;
+            return true;
         }
         try {
             TimeUnit.NANOSECONDS.sleep(nanos);
+            return true;
         } catch (InterruptedException e) {
-            // the interrupt rule: keep the flag; the call ends by its budget
             Thread.currentThread().interrupt();
+            return false;
         }
     }
+
 
     /** The node to send a slot's call to: the table's, refreshed if stale or unknown; a seed at worst. */
     private HostAndPort owner(int slot, long deadline) {
