@@ -391,7 +391,7 @@ final class RedisClusterNodes implements AutoCloseable {
      * Moves a slot from its owner to another primary step by step, as {@code redis-cli --cluster
      * reshard} does, calling the hook after each step: 1 {@code SETSLOT IMPORTING} on the target,
      * 2 {@code SETSLOT MIGRATING} on the source, 3 {@code MIGRATE} of each batch of keys, 4
-     * {@code SETSLOT NODE} everywhere.
+     * {@code SETSLOT NODE} on the target, the source, then the other primaries.
      *
      * @param slot the slot
      * @param target the new owner's index
@@ -444,11 +444,17 @@ final class RedisClusterNodes implements AutoCloseable {
                 hook.accept(3);
             }
         }
+        // the target first, then the source, then the others (as redis-cli does): a source told first would
+        // send clients to a target that still refuses them without ASKING
+        List<Integer> order = new ArrayList<>(List.of(target, source));
         for (int i = 0; i < nodes.size(); i++) {
-            if (isPrimary(i)) {
-                try (Jedis j = jedis(i)) {
-                    j.sendCommand(Protocol.Command.CLUSTER, "SETSLOT", s, "NODE", targetId);
-                }
+            if (i != target && i != source && isPrimary(i)) {
+                order.add(i);
+            }
+        }
+        for (int i : order) {
+            try (Jedis j = jedis(i)) {
+                j.sendCommand(Protocol.Command.CLUSTER, "SETSLOT", s, "NODE", targetId);
             }
         }
         hook.accept(4);
