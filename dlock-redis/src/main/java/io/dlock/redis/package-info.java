@@ -63,5 +63,19 @@
  * {@link io.dlock.Capability#SURVIVES_SERVER_FAILOVER}: a minority of nodes may be down, frozen or
  * restarted empty. {@code waitReplicas} does not apply. The algorithm, the argument and its
  * assumptions (clocks, persistence, one node set per prefix) are in docs/ARCHITECTURE.md, "Redlock".
+ *
+ * <p>Redis Cluster: {@code redis-cluster://[[user]:password@]host1:port1,host2:port2[?parameters]}
+ * ({@code rediss-cluster} for TLS), the hosts being any nodes of the cluster (seeds); the same
+ * parameters, except that there is no database and the prefix may not contain braces. Every key of
+ * lock {@code NAME} lies in the hash slot of the whole name: {@code P{T}lock:NAME}, with the slot's
+ * own counter {@code P{T}fence} and lock-delay marker {@code P{T}epoch}, where {@code T} is a hash
+ * tag of that slot, so tokens strictly increase per name and move with the slot. Scripts go to the
+ * slot's primary, following {@code MOVED} and {@code ASK} and waiting out {@code TRYAGAIN} and
+ * {@code CLUSTERDOWN} within the operation timeout; a free lock in a slot being migrated is not
+ * granted until the migration ends. With the lock-delay on, the mode also declares
+ * {@link io.dlock.Capability#SURVIVES_SERVER_FAILOVER}: a promoted replica grants nothing for one
+ * lock-delay; for a primary cut off from the others but still reachable by clients, the lock-delay
+ * must be at least the longest lease plus the cluster's {@code cluster-node-timeout}. A moved or
+ * failed-over slot waits one lock-delay before its next grant.
  */
 package io.dlock.redis;

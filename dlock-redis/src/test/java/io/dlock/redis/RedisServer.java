@@ -156,8 +156,22 @@ public final class RedisServer implements AutoCloseable {
      * @return the started server
      */
     static RedisServer startTls(Path cert, Path key) {
-        RedisServer server = new RedisServer(List.of("--tls-cert-file", cert.toString(), "--tls-key-file",
-                key.toString(), "--tls-ca-cert-file", cert.toString(), "--tls-auth-clients", "no"), true);
+        return startTls(cert, key, List.of());
+    }
+
+    /**
+     * {@link #startTls(Path, Path)} with extra {@code redis-server} options (a cluster node's, say).
+     *
+     * @param cert the certificate, also the CA
+     * @param key its key
+     * @param extraArgs more options
+     * @return the running server
+     */
+    static RedisServer startTls(Path cert, Path key, List<String> extraArgs) {
+        List<String> args = new ArrayList<>(List.of("--tls-cert-file", cert.toString(), "--tls-key-file",
+                key.toString(), "--tls-ca-cert-file", cert.toString(), "--tls-auth-clients", "no"));
+        args.addAll(extraArgs);
+        RedisServer server = new RedisServer(args, true);
         server.startOnFreePort();
         return server;
     }

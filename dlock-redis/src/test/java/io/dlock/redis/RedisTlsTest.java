@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.security.cert.Certificate;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import javax.net.ssl.SSLSocketFactory;
@@ -79,6 +80,34 @@ class RedisTlsTest {
             Lease next = waiting.get(10, TimeUnit.SECONDS).orElseThrow();
             assertTrue(next.fencingToken() > lease.fencingToken());
             next.release();
+        }
+    }
+
+    @Test
+    void clusterModeOverTls() throws Exception {
+        try (RedisClusterNodes cluster = RedisClusterNodes.startTls(dir.resolve("cert.pem"), dir.resolve("key.pem"),
+                trusting)) {
+            cluster.markLockDelayPassed(RedisServer.DEFAULT_PREFIX);
+            String uri = "rediss-cluster://" + cluster.seeds();
+            try (LockClient a = open(uri, RedisLockProvider.withSslSocketFactory(trusting));
+                 LockClient b = open(uri, RedisLockProvider.withSslSocketFactory(trusting))) {
+                // names on every primary; a waiter on another node hears the release (the bus carries it over TLS)
+                for (String name : List.of("tls-a", "tls-b", "tls-c", "tls-d", "tls-e", "tls-f")) {
+                    Lease lease = a.lock(name).tryAcquire(Duration.ofSeconds(2)).orElseThrow();
+                    assertEquals(lease.fencingToken(), b.holder(name).orElseThrow().fencingToken());
+                    var waiting = b.lock(name).acquireAsync(Duration.ofSeconds(10));
+                    TestTiming.sleep(100);
+                    lease.release();
+                    Lease next = waiting.get(10, TimeUnit.SECONDS).orElseThrow();
+                    assertTrue(next.fencingToken() > lease.fencingToken());
+                    next.release();
+                }
+            }
+            try (LockClient plain = open("redis-cluster://" + cluster.seeds(), new RedisLockProvider())) {
+                LockBackendException e = assertThrowsWithin(LockBackendException.class, FAIL_BOUND,
+                        () -> plain.lock("tls").tryAcquire());
+                assertTrue(e.getMessage().contains("rediss"), e.getMessage());
+            }
         }
     }
 

@@ -5,8 +5,11 @@ import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.SplittableRandom;
@@ -63,18 +66,33 @@ public abstract class ProxiedFixture implements TckFixture {
         Arguments.notNull("config", config);
         List<TcpProxy> proxies = new ArrayList<>();
         List<InetSocketAddress> through = new ArrayList<>();
+        Map<InetSocketAddress, InetSocketAddress> proxied = new LinkedHashMap<>();
         try {
             for (InetSocketAddress target : endpoints()) {
                 TcpProxy proxy = TcpProxy.start(target, nextSeed());
                 proxies.add(proxy);
                 through.add(proxy.address());
+                proxied.put(target, proxy.address());
             }
-            LockClient client = LockClient.open(config.uri(uri(through)).build());
+            LockClient client = openProxied(config.uri(uri(through)).build(), Collections.unmodifiableMap(proxied));
             return Optional.of(new ProxiedClient(client, proxies));
         } catch (RuntimeException e) {
             proxies.forEach(TcpProxy::close);
             throw e;
         }
+    }
+
+    /**
+     * Opens the client of {@link #openFreezable}: by default {@link LockClient#open(LockClientConfig)}.
+     * A fixture whose clients learn more server addresses from the servers (the nodes of a
+     * cluster) overrides it, so that those connections go through the proxies too.
+     *
+     * @param config the configuration, its URI naming the proxies
+     * @param proxied each endpoint's proxy, by the endpoint's address
+     * @return the client
+     */
+    protected LockClient openProxied(LockClientConfig config, Map<InetSocketAddress, InetSocketAddress> proxied) {
+        return LockClient.open(config);
     }
 
     private static final class ProxiedClient implements FreezableClient {

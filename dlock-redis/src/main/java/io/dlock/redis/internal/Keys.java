@@ -9,7 +9,7 @@ package io.dlock.redis.internal;
  * connection subscribed while nobody waits. Distinct names give distinct keys (the prefix and the
  * {@code lock:} part are fixed), and none collides with the counter or the marker.
  */
-final class Keys {
+class Keys {
 
     private final String prefix;
 

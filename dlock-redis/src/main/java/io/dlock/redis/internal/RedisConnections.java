@@ -151,9 +151,18 @@ final class RedisConnections implements ScriptRunner {
     @Override
     public Object eval(Script script, List<String> keys, List<String> args, String operation, String lockName,
                        long budgetNanos, Predicate<Object> wrote) {
+        return eval(script, keys, args, operation, lockName, budgetNanos, wrote, false);
+    }
+
+    /**
+     * {@link #eval(Script, List, List, String, String, long, Predicate)}, preceded by {@code ASKING}
+     * if asked (Redis Cluster: the slot is being imported by this node).
+     */
+    Object eval(Script script, List<String> keys, List<String> args, String operation, String lockName,
+                long budgetNanos, Predicate<Object> wrote, boolean asking) {
         long deadline = System.nanoTime() + budgetNanos;
         return call(operation, lockName, budgetNanos, c -> {
-            Object reply = eval(c, script, keys, args, deadline);
+            Object reply = eval(c, script, keys, args, deadline, asking);
             if (settings.waitReplicas > 0 && wrote != null && wrote.test(reply)) {
                 awaitReplicas(c, deadline, operation, lockName);
             }
@@ -178,14 +187,32 @@ final class RedisConnections implements ScriptRunner {
         }
     }
 
-    private static Object eval(Connection c, Script script, List<String> keys, List<String> args, long deadline) {
+    /**
+     * Runs one command (not a script) within a budget, e.g. {@code CLUSTER SLOTS}.
+     *
+     * @return the raw reply
+     * @throws LockBackendException if the call failed or ran out of time
+     */
+    Object command(CommandArguments command, String operation, long budgetNanos) {
+        return call(operation, null, budgetNanos, c -> c.executeCommand(command));
+    }
+
+    private static Object eval(Connection c, Script script, List<String> keys, List<String> args, long deadline,
+                               boolean asking) {
         try {
+            if (asking) {
+                c.executeCommand(new CommandArguments(Protocol.Command.ASKING));
+            }
             return c.executeCommand(scriptArgs(Protocol.Command.EVALSHA, script.sha(), keys, args));
         } catch (JedisNoScriptException e) {
             // a fresh or restarted server: EVAL runs the script and caches it for the next EVALSHA,
             // within what is left of the call's budget
             long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
             c.setSoTimeout((int) Math.max(MIN_READ_TIMEOUT_MILLIS, Math.min(Integer.MAX_VALUE, left)));
+            if (asking) {
+                // the flag ASKING set is spent by the next command, the EVALSHA
+                c.executeCommand(new CommandArguments(Protocol.Command.ASKING));
+            }
             return c.executeCommand(scriptArgs(Protocol.Command.EVAL, script.source(), keys, args));
         }
     }
@@ -301,6 +328,12 @@ final class RedisConnections implements ScriptRunner {
      * {@link LockBackendException}.
      */
     LockBackendException failure(String operation, String lockName, Throwable e, long budgetNanos) {
+        if (settings.mode == RedisSettings.Mode.CLUSTER) {
+            ClusterConnections.Redirect redirect = ClusterConnections.Redirect.of(e, settings.server(), lockName);
+            if (redirect != null) {
+                return redirect; // the cluster's router follows it
+            }
+        }
         String what = lockName == null ? operation : operation + " of lock '" + lockName + "'";
         String server = settings.server();
         String detail = detail(e);

@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
@@ -40,7 +41,8 @@ final class RedisSocketFactory implements JedisSocketFactory {
     /** The shortest read timeout the handshake and set-up get, even when the connect used up the budget. */
     private static final int MIN_SET_UP_MILLIS = 100;
 
-    private final HostAndPort address;
+    /** The server; asked anew at each connect (a cluster's subscriber moves between nodes). */
+    private final Supplier<HostAndPort> addresses;
     private final JedisClientConfig config;
     private final boolean tls;
     private final SSLSocketFactory sslSocketFactory;
@@ -52,7 +54,18 @@ final class RedisSocketFactory implements JedisSocketFactory {
      * @param sslSocketFactory the TLS socket factory, or null for the JVM default
      */
     RedisSocketFactory(HostAndPort address, JedisClientConfig config, boolean tls, SSLSocketFactory sslSocketFactory) {
-        this.address = address;
+        this(() -> address, config, tls, sslSocketFactory);
+    }
+
+    /**
+     * @param addresses gives the server at each connect
+     * @param config timeouts and socket options; its ssl flag is ignored
+     * @param tls whether to speak TLS
+     * @param sslSocketFactory the TLS socket factory, or null for the JVM default
+     */
+    RedisSocketFactory(Supplier<HostAndPort> addresses, JedisClientConfig config, boolean tls,
+                       SSLSocketFactory sslSocketFactory) {
+        this.addresses = addresses;
         this.config = config;
         this.tls = tls;
         this.sslSocketFactory = sslSocketFactory;
@@ -72,6 +85,7 @@ final class RedisSocketFactory implements JedisSocketFactory {
      */
     Socket createSocket(Consumer<Socket> onTcpSocket) {
         long start = System.nanoTime();
+        HostAndPort address = addresses.get();
         Socket plain = new DefaultJedisSocketFactory(address, config).createSocket();
         onTcpSocket.accept(plain);
         try {
@@ -84,7 +98,7 @@ final class RedisSocketFactory implements JedisSocketFactory {
             throw new JedisConnectionException("setting the read timeout of a connection to " + address + " failed", e);
         }
         if (!tls) {
-            return speaksRedis(plain, plain);
+            return speaksRedis(plain, plain, address);
         }
         Socket secure;
         try {
@@ -100,7 +114,7 @@ final class RedisSocketFactory implements JedisSocketFactory {
             closeQuietly(plain);
             throw new JedisConnectionException("TLS handshake with " + address + " failed", e);
         }
-        return speaksRedis(secure, plain);
+        return speaksRedis(secure, plain, address);
     }
 
     /**
@@ -114,11 +128,12 @@ final class RedisSocketFactory implements JedisSocketFactory {
      *
      * @param socket the socket to the server, TLS or not
      * @param tcp the TCP socket under it, closed on failure
+     * @param address the server it is connected to, for messages
      * @return the socket
      * @throws NotRedisException if the server answered with something else
      * @throws JedisConnectionException if it did not answer in time, or closed the connection
      */
-    private Socket speaksRedis(Socket socket, Socket tcp) {
+    private Socket speaksRedis(Socket socket, Socket tcp, HostAndPort address) {
         byte[] line = new byte[MAX_PING_ANSWER];
         int n = 0;
         try {
@@ -222,6 +237,6 @@ final class RedisSocketFactory implements JedisSocketFactory {
 
     @Override
     public String toString() {
-        return (tls ? "rediss://" : "redis://") + address;
+        return (tls ? "rediss://" : "redis://") + addresses.get();
     }
 }
