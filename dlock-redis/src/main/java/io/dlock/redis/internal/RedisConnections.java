@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntFunction;
 import java.util.function.Predicate;
@@ -89,8 +90,15 @@ final class RedisConnections implements ScriptRunner {
         this.pool = new ConnectionPool(new Factory(clientConfigs), poolConfig);
     }
 
-    /** How to make one connection: the jedis configuration and the socket factory. */
-    record Setup(JedisClientConfig config, JedisSocketFactory socketFactory) { }
+    /**
+     * How to make one connection: the jedis configuration, the socket factory, and a check of the
+     * new connection after its set-up (null for none), which throws to refuse it.
+     */
+    record Setup(JedisClientConfig config, JedisSocketFactory socketFactory, Consumer<Connection> check) {
+        Setup(JedisClientConfig config, JedisSocketFactory socketFactory) {
+            this(config, socketFactory, null);
+        }
+    }
 
     /**
      * Makes connections whose connect timeout and set-up commands (AUTH, SELECT, CLIENT SETNAME)
@@ -111,7 +119,16 @@ final class RedisConnections implements ScriptRunner {
             int millis = (int) Math.max(MIN_READ_TIMEOUT_MILLIS,
                     Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(left)));
             Setup setup = configs.apply(millis);
-            return new DefaultPooledObject<>(new Connection(setup.socketFactory(), setup.config()));
+            Connection c = new Connection(setup.socketFactory(), setup.config());
+            if (setup.check() != null) {
+                try {
+                    setup.check().accept(c);
+                } catch (RuntimeException e) {
+                    c.disconnect();
+                    throw e;
+                }
+            }
+            return new DefaultPooledObject<>(c);
         }
 
         @Override

@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
@@ -40,7 +41,10 @@ final class RedisSocketFactory implements JedisSocketFactory {
     /** The shortest read timeout the handshake and set-up get, even when the connect used up the budget. */
     private static final int MIN_SET_UP_MILLIS = 100;
 
-    private final HostAndPort address;
+    /** The server, asked at each connect (Sentinel: the primary of the moment). */
+    private final Supplier<HostAndPort> address;
+    /** The one server, for {@link #toString()}; null when the supplier may name another each time. */
+    private final HostAndPort fixed;
     private final JedisClientConfig config;
     private final boolean tls;
     private final SSLSocketFactory sslSocketFactory;
@@ -52,7 +56,26 @@ final class RedisSocketFactory implements JedisSocketFactory {
      * @param sslSocketFactory the TLS socket factory, or null for the JVM default
      */
     RedisSocketFactory(HostAndPort address, JedisClientConfig config, boolean tls, SSLSocketFactory sslSocketFactory) {
+        this(() -> address, address, config, tls, sslSocketFactory);
+    }
+
+    /**
+     * A socket factory whose server may change: each connect asks the supplier once.
+     *
+     * @param address names the server at each connect; may throw a {@link JedisConnectionException}
+     * @param config timeouts and socket options; its ssl flag is ignored
+     * @param tls whether to speak TLS
+     * @param sslSocketFactory the TLS socket factory, or null for the JVM default
+     */
+    RedisSocketFactory(Supplier<HostAndPort> address, JedisClientConfig config, boolean tls,
+                       SSLSocketFactory sslSocketFactory) {
+        this(address, null, config, tls, sslSocketFactory);
+    }
+
+    private RedisSocketFactory(Supplier<HostAndPort> address, HostAndPort fixed, JedisClientConfig config, boolean tls,
+                               SSLSocketFactory sslSocketFactory) {
         this.address = address;
+        this.fixed = fixed;
         this.config = config;
         this.tls = tls;
         this.sslSocketFactory = sslSocketFactory;
@@ -72,6 +95,7 @@ final class RedisSocketFactory implements JedisSocketFactory {
      */
     Socket createSocket(Consumer<Socket> onTcpSocket) {
         long start = System.nanoTime();
+        HostAndPort address = this.address.get();
         Socket plain = new DefaultJedisSocketFactory(address, config).createSocket();
         onTcpSocket.accept(plain);
         try {
@@ -84,7 +108,7 @@ final class RedisSocketFactory implements JedisSocketFactory {
             throw new JedisConnectionException("setting the read timeout of a connection to " + address + " failed", e);
         }
         if (!tls) {
-            return speaksRedis(plain, plain);
+            return speaksRedis(plain, plain, address);
         }
         Socket secure;
         try {
@@ -100,7 +124,7 @@ final class RedisSocketFactory implements JedisSocketFactory {
             closeQuietly(plain);
             throw new JedisConnectionException("TLS handshake with " + address + " failed", e);
         }
-        return speaksRedis(secure, plain);
+        return speaksRedis(secure, plain, address);
     }
 
     /**
@@ -114,11 +138,12 @@ final class RedisSocketFactory implements JedisSocketFactory {
      *
      * @param socket the socket to the server, TLS or not
      * @param tcp the TCP socket under it, closed on failure
+     * @param address the server, for messages
      * @return the socket
      * @throws NotRedisException if the server answered with something else
      * @throws JedisConnectionException if it did not answer in time, or closed the connection
      */
-    private Socket speaksRedis(Socket socket, Socket tcp) {
+    private Socket speaksRedis(Socket socket, Socket tcp, HostAndPort address) {
         byte[] line = new byte[MAX_PING_ANSWER];
         int n = 0;
         try {
@@ -222,6 +247,6 @@ final class RedisSocketFactory implements JedisSocketFactory {
 
     @Override
     public String toString() {
-        return (tls ? "rediss://" : "redis://") + address;
+        return (tls ? "rediss://" : "redis://") + (fixed != null ? fixed : "(the current primary)");
     }
 }
