@@ -60,6 +60,8 @@ public final class RedisServer implements AutoCloseable {
     private final List<String> extraArgs;
     private final boolean tls;
     private final Path dir;
+    /** A configuration file given first on the command line (a sentinel's, which Sentinel rewrites), or null. */
+    private Path conf;
     private int port;
     private Process process;
     private boolean paused;
@@ -162,6 +164,28 @@ public final class RedisServer implements AutoCloseable {
         return server;
     }
 
+    /**
+     * Starts a Sentinel ({@code redis-server sentinel.conf --sentinel}) on a free loopback port.
+     *
+     * @param confLines the lines of its configuration file, e.g. {@code sentinel monitor ...}
+     * @param extraArgs options appended to the command line
+     * @return the started sentinel
+     */
+    static RedisServer startSentinel(List<String> confLines, List<String> extraArgs) {
+        List<String> args = new ArrayList<>(extraArgs);
+        args.add("--sentinel");
+        RedisServer server = new RedisServer(args, false);
+        try {
+            server.conf = server.dir.resolve("sentinel.conf");
+            Files.write(server.conf, confLines, StandardCharsets.UTF_8);
+            server.startOnFreePort();
+            return server;
+        } catch (IOException | RuntimeException e) {
+            server.close();
+            throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
+        }
+    }
+
     /** @return the path of redis-server, or fails with what to install */
     static String binary() {
         List<Path> candidates = new ArrayList<>();
@@ -221,7 +245,11 @@ public final class RedisServer implements AutoCloseable {
     }
 
     private void launch() {
-        List<String> cmd = new ArrayList<>(List.of(binary(), "--bind", HOST,
+        List<String> cmd = new ArrayList<>(List.of(binary()));
+        if (conf != null) {
+            cmd.add(conf.toString());
+        }
+        cmd.addAll(List.of("--bind", HOST,
                 "--save", "", "--appendonly", "no", "--dir", dir.toString(), "--daemonize", "no",
                 "--logfile", "", "--protected-mode", "no"));
         if (tls) {
@@ -292,6 +320,16 @@ public final class RedisServer implements AutoCloseable {
     void pause() {
         ServerProcesses.signal(process, "STOP");
         paused = true;
+    }
+
+    /** @return whether the process is paused by {@link #pause()} */
+    boolean isPaused() {
+        return paused;
+    }
+
+    /** @return whether the process runs (it may be paused) */
+    boolean isAlive() {
+        return process != null && process.isAlive();
     }
 
     /** Resumes a paused process with SIGCONT. */

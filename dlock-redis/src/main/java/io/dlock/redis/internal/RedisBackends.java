@@ -29,7 +29,8 @@ public final class RedisBackends {
         RedisSettings settings = RedisSettings.from(context.uri(), context.config().defaultLockOptions().leaseTime());
         return switch (settings.mode) {
             case STANDALONE -> RedisLockBackend.open(context, settings, sslSocketFactory);
-            case SENTINEL, CLUSTER, REDLOCK -> throw new IllegalArgumentException("uri scheme "
+            case SENTINEL -> SentinelConnections.open(context, settings, sslSocketFactory);
+            case CLUSTER, REDLOCK -> throw new IllegalArgumentException("uri scheme "
                     + context.uri().scheme() + " is not served by this build of dlock-redis yet");
         };
     }

@@ -344,7 +344,8 @@ final class RedisConnections implements ScriptRunner {
                 message = server + " rejected the credentials (" + detail + ") for the " + what
                         + ": check the user and password in the uri";
             }
-        } else if ("READONLY".equals(code)) {
+        } else if ("READONLY".equals(code) && settings.mode != RedisSettings.Mode.SENTINEL) {
+            // with Sentinel a primary demoted by a failover says READONLY: the caller finds the new one
             kind = Kind.INCOMPATIBLE_SERVER;
             message = server + " refused the " + what + " (" + detail + "): it is a read-only replica; the uri must"
                     + " name the primary";

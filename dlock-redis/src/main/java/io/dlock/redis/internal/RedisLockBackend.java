@@ -53,6 +53,10 @@ public final class RedisLockBackend implements LockBackend<Void> {
     private static final Set<Capability> WITH_LOCK_DELAY = Collections.unmodifiableSet(
             EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY,
                     Capability.SURVIVES_EMPTY_RESTART));
+    /** Sentinel with the lock-delay: a promoted replica starts one (see Script#ACQUIRE's run id). */
+    private static final Set<Capability> SENTINEL_WITH_LOCK_DELAY = Collections.unmodifiableSet(
+            EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY,
+                    Capability.SURVIVES_EMPTY_RESTART, Capability.SURVIVES_SERVER_FAILOVER));
     /** The longest lease without a lock-delay: the core's default bound. */
     private static final Duration UNBOUNDED_LEASE = Duration.ofDays(365);
 
@@ -150,11 +154,13 @@ public final class RedisLockBackend implements LockBackend<Void> {
 
     /**
      * @return {@code FENCING}, {@code NOTIFY_WAITERS}, {@code HOLDER_QUERY}, and, unless the URI
-     *     turns the lock-delay off ({@code lockDelay=0}), {@code SURVIVES_EMPTY_RESTART}
+     *     turns the lock-delay off ({@code lockDelay=0}), {@code SURVIVES_EMPTY_RESTART}, and in
+     *     Sentinel mode {@code SURVIVES_SERVER_FAILOVER}
      */
     @Override
     public Set<Capability> capabilities() {
-        return settings.lockDelay.isZero() ? WITHOUT_LOCK_DELAY : WITH_LOCK_DELAY;
+        return settings.lockDelay.isZero() ? WITHOUT_LOCK_DELAY
+                : settings.mode == RedisSettings.Mode.SENTINEL ? SENTINEL_WITH_LOCK_DELAY : WITH_LOCK_DELAY;
     }
 
     /** @return 10 ms: Redis expires keys to the millisecond, the rest is the core's margin */
