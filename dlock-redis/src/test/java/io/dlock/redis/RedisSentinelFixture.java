@@ -2,13 +2,15 @@ package io.dlock.redis;
 
 import io.dlock.Lease;
 import io.dlock.LockClient;
-import io.dlock.LockClientConfig;
 import io.dlock.LockConfigurationException;
 import io.dlock.LockOptions;
 import io.dlock.tck.ClusterControl;
+import io.dlock.tck.ProxiedFixture;
 import io.dlock.tck.ServerControl;
 import io.dlock.tck.TckFixture;
+import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -17,20 +19,22 @@ import java.util.Optional;
  * The TCK fixture for Redis Sentinel ({@code redis-sentinel://}): a {@link RedisSentinelGroup}
  * (one primary, two replicas, three sentinels) on free loopback ports, control of its data nodes
  * ({@link #server()}: all at once) and of the primary ({@link #cluster()}: the sentinels replace a
- * killed primary within a few seconds).
+ * killed primary within a few seconds). Freezable clients reach the data nodes through one proxy
+ * each, learnt from a {@link SentinelStub} (itself behind a proxy) that names the primary's proxy.
  *
  * <p>Lock-delays as in {@link RedisFixture}: 10 s for the core suite, 2 s for the fault suite. A
  * promoted replica has another run id than the one in the lock-delay marker, so it grants nothing
  * for one lock-delay after a failover: what lets the fixture declare
  * {@code SURVIVES_SERVER_FAILOVER}.
  */
-public final class RedisSentinelFixture implements TckFixture {
+public final class RedisSentinelFixture extends ProxiedFixture implements TckFixture {
 
     /** A user of the data nodes whose ACL lets it touch no key of dlock's (for rule V4). */
     private static final String LIMITED_USER = "tck-limited";
     private static final String LIMITED_PASSWORD = "tck-limited-pw";
 
     private final RedisSentinelGroup group;
+    private final SentinelStub stub;
     private final Duration lockDelay;
 
     /** Starts a group for the core suite. */
@@ -47,10 +51,11 @@ public final class RedisSentinelFixture implements TckFixture {
         this.lockDelay = lockDelay;
         this.group = RedisSentinelGroup.start(List.of("--user", LIMITED_USER, "on", ">" + LIMITED_PASSWORD, "~other:*",
                 "&*", "+@all"), null, null);
+        this.stub = new SentinelStub(group);
         try {
             waitOutTheFirstLockDelay();
         } catch (RuntimeException | Error e) {
-            group.close();
+            close();
             throw e;
         }
     }
@@ -79,9 +84,33 @@ public final class RedisSentinelFixture implements TckFixture {
         return "redis-sentinel";
     }
 
+    /**
+     * The stand-in sentinel and the data nodes: a freezable client gets a proxy in front of each
+     * ({@link ProxiedFixture}), and the stub names the primary's proxy (see {@link SentinelStub}).
+     */
     @Override
-    public LockClientConfig.Builder clientConfig() {
-        return LockClientConfig.builder(group.uri() + "?lockDelay=" + lockDelay);
+    protected List<InetSocketAddress> endpoints() {
+        List<InetSocketAddress> out = new ArrayList<>();
+        out.add(stub.address());
+        for (RedisServer n : group.nodes()) {
+            out.add(n.address());
+        }
+        return out;
+    }
+
+    /** The real sentinels for {@link #endpoints()}; for proxies, the first (the stub's) with the master name mapping the rest. */
+    @Override
+    protected String uri(List<InetSocketAddress> endpoints) {
+        if (endpoints.equals(endpoints())) {
+            return group.uri() + "?lockDelay=" + lockDelay;
+        }
+        List<Integer> ports = new ArrayList<>();
+        for (InetSocketAddress a : endpoints.subList(1, endpoints.size())) {
+            ports.add(a.getPort());
+        }
+        InetSocketAddress s = endpoints.get(0);
+        return "redis-sentinel://" + s.getHostString() + ":" + s.getPort() + "/" + SentinelStub.masterName(ports)
+                + "?lockDelay=" + lockDelay;
     }
 
     @Override
@@ -156,7 +185,13 @@ public final class RedisSentinelFixture implements TckFixture {
 
     @Override
     public void close() {
-        group.close();
+        try {
+            if (stub != null) {
+                stub.close();
+            }
+        } finally {
+            group.close();
+        }
     }
 
     @Override

@@ -8,6 +8,7 @@ import java.util.function.BooleanSupplier;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.Protocol;
 
 /**
  * A Redis Sentinel deployment of real processes on free loopback ports, for tests: one primary,
@@ -25,6 +26,8 @@ final class RedisSentinelGroup implements AutoCloseable {
     static final String MASTER = "dlock";
     /** How long the sentinels wait for an answer before they call a node down. */
     static final int DOWN_AFTER_MILLIS = 1000;
+    /** How long a sentinel stays in TILT mode (30 s by default) after its clock jumped, as after a pause. */
+    static final int TILT_PERIOD_MILLIS = 2000;
     /** How long the group waits for the sentinels to agree, generous for a loaded 2-core machine. */
     private static final long AGREE_MILLIS = 60_000;
 
@@ -80,7 +83,13 @@ final class RedisSentinelGroup implements AutoCloseable {
                 if (sentinelPassword != null) {
                     conf.add("requirepass " + sentinelPassword); // sentinels use it with each other too
                 }
-                g.sentinels.add(RedisServer.startSentinel(conf, List.of()));
+                RedisServer sentinel = RedisServer.startSentinel(conf, List.of());
+                g.sentinels.add(sentinel);
+                try (Jedis j = g.sentinel(sentinel)) {
+                    // a paused sentinel wakes up in TILT mode (its clock jumped) and would not fail
+                    // over for 30 s: 2 s is enough to have fresh answers from every node (PING each 1 s)
+                    j.sendCommand(Protocol.Command.SENTINEL, "DEBUG", "TILT-PERIOD", Integer.toString(TILT_PERIOD_MILLIS));
+                }
             }
             g.awaitAgreement();
             return g;
