@@ -244,9 +244,15 @@ final class RedisSentinelGroup implements AutoCloseable {
      */
     void failover() {
         int old = primaryIndex();
-        try (Jedis j = sentinel(sentinels.get(0))) {
-            j.sentinelFailover(MASTER);
-        }
+        // refused (INPROG, NOGOODSLAVE) while the sentinels still reconfigure after a former failover
+        await("a sentinel to accept SENTINEL FAILOVER", () -> {
+            try (Jedis j = sentinel(sentinels.get(0))) {
+                j.sentinelFailover(MASTER);
+                return true;
+            } catch (RuntimeException e) {
+                return false;
+            }
+        });
         awaitNewPrimary(old);
     }
 
