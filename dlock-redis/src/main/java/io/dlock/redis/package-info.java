@@ -1,6 +1,6 @@
 /**
  * The Redis backend of dlock: put {@code dlock-redis} on the classpath and open a
- * {@code redis://} or {@code rediss://} URI.
+ * {@code redis://} or {@code rediss://} URI (one primary), or a {@code redis-sentinel://} one.
  *
  * <pre>{@code
  * try (LockClient client = LockClient.open("redis://user:secret@cache-1:6379/0?prefix=payments:")) {
@@ -50,7 +50,20 @@
  * Tokens still increase after a restart that lost data or a failover to a replica whose counter is
  * behind, as long as the new server's clock is not behind: every grant first raises the counter to
  * the server's time in microseconds, and a counter that grows by one per grant stays below that
- * time unless grants average a million a second, more than one Redis server can run. Redis Cluster
- * and Sentinel are not supported.
+ * time unless grants average a million a second, more than one Redis server can run.
+ *
+ * <p>Redis Sentinel: {@code redis-sentinel://[[user]:password@]s1[:26379],s2/MASTER_NAME[?parameters]}
+ * ({@code rediss-sentinel} for TLS to the sentinels and the data nodes). The hosts are sentinels,
+ * the path is the name they monitor the primary by, and the parameters are those above plus
+ * {@code database}, {@code sentinelUser} and {@code sentinelPassword} (the sentinels' own
+ * credentials; the user info is the data nodes'). The primary is asked of the sentinels on first
+ * use and again whenever a call meets a replica ({@code READONLY}), a loading server or a refused
+ * connection; such a call runs once more on the new primary within its budget. With the
+ * lock-delay on, a promoted replica grants nothing for one lock-delay, so this mode also declares
+ * {@link io.dlock.Capability#SURVIVES_SERVER_FAILOVER}, assuming the old primary stops granting
+ * and renewing when it loses the failover (not a split brain: run the data nodes with
+ * {@code min-replicas-to-write 1} and leases shorter than the lock-delay by
+ * {@code min-replicas-max-lag} plus a second), and a Redis user that may run {@code INFO} (without
+ * it, Sentinel mode with a lock-delay refuses to work). Redis Cluster is not supported.
  */
 package io.dlock.redis;

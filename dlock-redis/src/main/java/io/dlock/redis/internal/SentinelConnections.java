@@ -349,7 +349,7 @@ final class SentinelConnections implements ScriptRunner {
             return new RedisConnections(node, millis -> {
                 JedisClientConfig config = RedisLockBackend.clientConfig(node, millis);
                 return new RedisConnections.Setup(config, new RedisSocketFactory(a, config, node.tls, sslSocketFactory),
-                        SentinelConnections::checkPrimary);
+                        connection -> checkPrimary(connection, !settings.lockDelay.isZero()));
             }, operationTimeout);
         });
         if (closed) {
@@ -362,8 +362,24 @@ final class SentinelConnections implements ScriptRunner {
      * Refuses a new connection to a server that says it is not the primary (the sentinels' answer
      * may be a moment old), as a replica's refusal, so that the call asks the sentinels again.
      * A user who may not run {@code ROLE} passes: a replica still refuses the scripts' writes.
+     *
+     * <p>With the lock-delay, also refuses a user who may not run {@code INFO}: the acquire script
+     * then cannot read the server's run id, so a promoted replica would not start a lock-delay
+     * and {@code SURVIVES_SERVER_FAILOVER} would be false. Failing closed, with the remedy.
      */
-    private static void checkPrimary(Connection c) {
+    private static void checkPrimary(Connection c, boolean lockDelay) {
+        if (lockDelay) {
+            try {
+                c.executeCommand(new CommandArguments(Protocol.Command.INFO).add("server"));
+            } catch (JedisDataException e) {
+                if ("NOPERM".equals(RedisConnections.errorCode(e))) {
+                    throw new JedisAccessControlException("NOPERM the Redis user may not run INFO, which Sentinel mode"
+                            + " with a lock-delay needs to tell a promoted replica by its run id: grant it +info, or set"
+                            + " lockDelay=0, which gives up surviving a failover");
+                }
+                throw e;
+            }
+        }
         Object role;
         try {
             role = c.executeCommand(new CommandArguments(Protocol.Command.ROLE));
