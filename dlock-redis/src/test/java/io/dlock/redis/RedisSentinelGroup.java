@@ -198,6 +198,9 @@ final class RedisSentinelGroup implements AutoCloseable {
                         return false;
                     }
                     index = i;
+                    if (j.sentinelMaster(MASTER).getOrDefault("flags", "").contains("failover")) {
+                        return false; // still reconfiguring the replicas after a failover it led
+                    }
                     List<Map<String, String>> replicas = j.sentinelReplicas(MASTER);
                     long up = replicas.stream().filter(r -> !r.getOrDefault("flags", "").contains("down")).count();
                     if (up < 2 - killed.size() || j.sentinelSentinels(MASTER).size() < 2) {
@@ -208,6 +211,34 @@ final class RedisSentinelGroup implements AutoCloseable {
                 }
             }
             return isMaster(nodes.get(index));
+        });
+    }
+
+    /**
+     * Waits until every running sentinel names the same primary and none is still in a failover
+     * (a sentinel that led one reconfigures the replicas for a while after it names the new
+     * primary; a kill then can leave the sentinels disagreeing for long).
+     */
+    void awaitSettled() {
+        await("the sentinels to finish every failover and agree on the primary", () -> {
+            int index = -1;
+            for (RedisServer s : sentinels) {
+                if (s.isPaused()) {
+                    continue;
+                }
+                try (Jedis j = sentinel(s)) {
+                    List<String> a = j.sentinelGetMasterAddrByName(MASTER);
+                    int i = a == null ? -1 : indexOf(Integer.parseInt(a.get(1)));
+                    if (i < 0 || index >= 0 && i != index
+                            || j.sentinelMaster(MASTER).getOrDefault("flags", "").contains("failover")) {
+                        return false;
+                    }
+                    index = i;
+                } catch (RuntimeException e) {
+                    return false;
+                }
+            }
+            return true;
         });
     }
 
@@ -227,6 +258,7 @@ final class RedisSentinelGroup implements AutoCloseable {
      * @return a label of the node killed
      */
     String killPrimary() {
+        awaitSettled();
         int old = primaryIndex();
         RedisServer node = nodes.get(old);
         String label = node.toString();
@@ -243,6 +275,7 @@ final class RedisSentinelGroup implements AutoCloseable {
      * a replica of the one promoted. Waits as {@link #killPrimary()} does.
      */
     void failover() {
+        awaitSettled();
         int old = primaryIndex();
         // refused (INPROG, NOGOODSLAVE) while the sentinels still reconfigure after a former failover
         await("a sentinel to accept SENTINEL FAILOVER", () -> {
@@ -283,6 +316,7 @@ final class RedisSentinelGroup implements AutoCloseable {
      * primary that a client could write to) and waits until its link to the primary is up.
      */
     void restartKilled() {
+        awaitSettled();
         List<Integer> todo;
         synchronized (killed) {
             todo = new ArrayList<>(killed);
@@ -364,11 +398,17 @@ final class RedisSentinelGroup implements AutoCloseable {
         restartKilled();
     }
 
-    private static void await(String what, BooleanSupplier condition) {
+    private void await(String what, BooleanSupplier condition) {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(AGREE_MILLIS);
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("gave up waiting " + AGREE_MILLIS + " ms for " + what);
+                StringBuilder logs = new StringBuilder();
+                for (RedisServer s : sentinels) {
+                    String[] lines = s.readLog().split("\n");
+                    logs.append("\n--- ").append(s).append(", last lines of its log:\n").append(String.join("\n",
+                            java.util.Arrays.copyOfRange(lines, Math.max(0, lines.length - 25), lines.length)));
+                }
+                throw new IllegalStateException("gave up waiting " + AGREE_MILLIS + " ms for " + what + logs);
             }
             try {
                 Thread.sleep(50);

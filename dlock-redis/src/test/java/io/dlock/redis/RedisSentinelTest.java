@@ -40,6 +40,8 @@ class RedisSentinelTest {
     /** A data-node user with dlock's permissions but not ROLE: the client then relies on READONLY. */
     private static final String APP_USER = "app";
     private static final String APP_PASSWORD = "app-s3cret";
+    /** A data-node user with dlock's permissions but not INFO: a failover would be invisible. */
+    private static final String NO_INFO_USER = "noinfo";
     private static final Duration OP_TIMEOUT = Duration.ofSeconds(1);
     /** The lock-delay: short, so that grants after a failover come soon. */
     private static final Duration LOCK_DELAY = Duration.ofSeconds(1);
@@ -53,7 +55,8 @@ class RedisSentinelTest {
     @BeforeAll
     static void startGroup() {
         group = RedisSentinelGroup.start(List.of("--user", APP_USER, "on", ">" + APP_PASSWORD, "~dlock:*", "&dlock:*",
-                "+@all", "-role"), DATA_PASSWORD, SENTINEL_PASSWORD);
+                "+@all", "-role", "--user", NO_INFO_USER, "on", ">" + APP_PASSWORD, "~dlock:*", "&dlock:*", "+@all", "-info"),
+                DATA_PASSWORD, SENTINEL_PASSWORD);
     }
 
     @AfterAll
@@ -192,6 +195,21 @@ class RedisSentinelTest {
         LockConfigurationException e = assertThrows(LockConfigurationException.class, () -> c.lock("x", SHORT).tryAcquire());
         assertEquals(LockConfigurationException.Kind.MISSING_RESOURCE, e.kind(), e.getMessage());
         assertTrue(e.getMessage().contains("no-such-master"), e.getMessage());
+    }
+
+    /**
+     * A user who may not run INFO: with the lock-delay a permission error naming the remedy (a
+     * promoted replica could not be told by its run id); without it, locks.
+     */
+    @Test
+    void aUserWithoutInfoFailsClosedWithTheLockDelay() throws Exception {
+        LockClient c = open(uri(NO_INFO_USER + ":" + APP_PASSWORD, RedisSentinelGroup.MASTER, SENTINEL_PASSWORD));
+        LockConfigurationException e = assertThrows(LockConfigurationException.class, () -> c.lock("x", SHORT).tryAcquire());
+        assertEquals(LockConfigurationException.Kind.PERMISSION, e.kind(), e.getMessage());
+        assertTrue(e.getMessage().contains("INFO") && e.getMessage().contains("lockDelay=0"), e.getMessage());
+        LockClient without = open("redis-sentinel://" + NO_INFO_USER + ":" + APP_PASSWORD + "@" + group.sentinelHosts()
+                + "/" + RedisSentinelGroup.MASTER + "?lockDelay=0&sentinelPassword=" + SENTINEL_PASSWORD);
+        without.lock("x", SHORT).tryAcquire(PATIENCE).orElseThrow().release();
     }
 
     /** A wrong or missing sentinel password: a credentials error that never shows the password. */
