@@ -376,8 +376,7 @@ final class RedisConnections implements ScriptRunner {
             message = "cannot connect to " + server + " for the " + what + " (" + detail + "): check the host and"
                     + " port in the uri and that the server is running and reachable";
         } else if (hasCause(e, SSLException.class)) {
-            // a handshake the server cut short (end of stream) may be a restart: only a refusal is certain
-            kind = hasCause(e, EOFException.class) || hasCause(e, SocketException.class) ? null : Kind.TLS;
+            kind = tlsRefusal(e) ? Kind.TLS : null;
             message = "the TLS connection to " + server + " failed for the " + what + " (" + detail + "): check that"
                     + " the server speaks TLS (rediss://) or not (redis://), that its certificate is trusted and"
                     + " names the host in the uri";
@@ -393,6 +392,16 @@ final class RedisConnections implements ScriptRunner {
         Throwable cause = showsSecrets(e) ? null : e;
         return kind == null ? new LockBackendException(message, lockName, cause)
                 : new LockConfigurationException(kind, message, lockName, cause);
+    }
+
+    /**
+     * Whether a TLS failure is one every retry meets too (an untrusted certificate, a protocol
+     * mismatch): a handshake the server cut short (end of stream) may be a restart, so only a
+     * refusal is certain.
+     */
+    static boolean tlsRefusal(Throwable e) {
+        return hasCause(e, SSLException.class) && !hasCause(e, EOFException.class)
+                && !hasCause(e, SocketException.class);
     }
 
     private String neededPermissions() {
