@@ -1,10 +1,12 @@
 package io.dlock.redis;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import javax.net.ssl.SSLSocketFactory;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
@@ -36,10 +38,26 @@ final class RedisSentinelGroup implements AutoCloseable {
     private final List<Integer> killed = new ArrayList<>();
     private final String dataPassword;
     private final String sentinelPassword;
+    /** Trusts the nodes' certificate when the group speaks only TLS; null for plain. */
+    private final SSLSocketFactory ssl;
 
-    private RedisSentinelGroup(String dataPassword, String sentinelPassword) {
+    private RedisSentinelGroup(String dataPassword, String sentinelPassword, SSLSocketFactory ssl) {
         this.dataPassword = dataPassword;
         this.sentinelPassword = sentinelPassword;
+        this.ssl = ssl;
+    }
+
+    /**
+     * Starts a group that speaks only TLS: clients, replication and the sentinels' links, all with
+     * one certificate (for 127.0.0.1).
+     *
+     * @param cert the certificate
+     * @param key its private key
+     * @param ssl trusts the certificate, for the group's own connections
+     * @return the started group
+     */
+    static RedisSentinelGroup startTls(Path cert, Path key, SSLSocketFactory ssl) {
+        return start(List.of(), null, null, cert, key, ssl);
     }
 
     /** @return a started group with no passwords */
@@ -56,19 +74,30 @@ final class RedisSentinelGroup implements AutoCloseable {
      * @return the started group, every sentinel naming the primary and knowing both replicas
      */
     static RedisSentinelGroup start(List<String> dataArgs, String dataPassword, String sentinelPassword) {
-        RedisSentinelGroup g = new RedisSentinelGroup(dataPassword, sentinelPassword);
+        return start(dataArgs, dataPassword, sentinelPassword, null, null, null);
+    }
+
+    private static RedisSentinelGroup start(List<String> dataArgs, String dataPassword, String sentinelPassword,
+                                            Path cert, Path key, SSLSocketFactory ssl) {
+        RedisSentinelGroup g = new RedisSentinelGroup(dataPassword, sentinelPassword, ssl);
         try {
             List<String> args = new ArrayList<>(List.of("--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"));
             if (dataPassword != null) {
                 args.addAll(List.of("--requirepass", dataPassword, "--masterauth", dataPassword));
             }
             args.addAll(dataArgs);
-            RedisServer primary = RedisServer.start(args);
+            if (cert != null) {
+                args.addAll(List.of("--tls-replication", "yes"));
+            }
+            RedisServer primary = cert == null ? RedisServer.start(args) : RedisServer.startTls(cert, key, args);
             g.nodes.add(primary);
+            if (cert != null) {
+                primary.markLockDelayPassed(0, RedisServer.DEFAULT_PREFIX, ssl);
+            }
             for (int i = 0; i < 2; i++) {
                 List<String> replica = new ArrayList<>(args);
                 replica.addAll(List.of("--replicaof", RedisServer.HOST, Integer.toString(primary.port())));
-                g.nodes.add(RedisServer.start(replica));
+                g.nodes.add(cert == null ? RedisServer.start(replica) : RedisServer.startTls(cert, key, replica));
             }
             for (int i = 0; i < 3; i++) {
                 List<String> conf = new ArrayList<>(List.of(
@@ -83,7 +112,10 @@ final class RedisSentinelGroup implements AutoCloseable {
                 if (sentinelPassword != null) {
                     conf.add("requirepass " + sentinelPassword); // sentinels use it with each other too
                 }
-                RedisServer sentinel = RedisServer.startSentinel(conf, List.of());
+                if (cert != null) {
+                    conf.add("tls-replication yes"); // the sentinels reach the data nodes over TLS
+                }
+                RedisServer sentinel = RedisServer.startSentinel(conf, List.of(), cert, key);
                 g.sentinels.add(sentinel);
                 try (Jedis j = g.sentinel(sentinel)) {
                     // a paused sentinel wakes up in TILT mode (its clock jumped) and would not fail
@@ -110,7 +142,7 @@ final class RedisSentinelGroup implements AutoCloseable {
 
     /** @return {@code redis-sentinel://SENTINELS/dlock} */
     String uri() {
-        return "redis-sentinel://" + sentinelHosts() + "/" + MASTER;
+        return (ssl != null ? "rediss-sentinel://" : "redis-sentinel://") + sentinelHosts() + "/" + MASTER;
     }
 
     List<RedisServer> sentinels() {
@@ -148,6 +180,9 @@ final class RedisSentinelGroup implements AutoCloseable {
     /** @return the data node's jedis, authenticated */
     Jedis data(RedisServer node) {
         DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder().socketTimeoutMillis(5000);
+        if (ssl != null) {
+            b.ssl(true).sslSocketFactory(ssl);
+        }
         if (dataPassword != null) {
             b.password(dataPassword);
         }
@@ -157,6 +192,9 @@ final class RedisSentinelGroup implements AutoCloseable {
     /** @return a sentinel's jedis, authenticated */
     Jedis sentinel(RedisServer sentinel) {
         DefaultJedisClientConfig.Builder b = DefaultJedisClientConfig.builder().socketTimeoutMillis(5000);
+        if (ssl != null) {
+            b.ssl(true).sslSocketFactory(ssl);
+        }
         if (sentinelPassword != null) {
             b.password(sentinelPassword);
         }

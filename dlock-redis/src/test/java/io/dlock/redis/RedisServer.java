@@ -158,10 +158,29 @@ public final class RedisServer implements AutoCloseable {
      * @return the started server
      */
     static RedisServer startTls(Path cert, Path key) {
-        RedisServer server = new RedisServer(List.of("--tls-cert-file", cert.toString(), "--tls-key-file",
-                key.toString(), "--tls-ca-cert-file", cert.toString(), "--tls-auth-clients", "no"), true);
+        return startTls(cert, key, List.of());
+    }
+
+    /**
+     * Starts a server that speaks only TLS, with extra options (e.g. {@code --tls-replication yes}).
+     * Not marked past the lock-delay: see {@link #markLockDelayPassed(int, String, SSLSocketFactory)}.
+     *
+     * @param cert the server certificate
+     * @param key its private key
+     * @param extraArgs options appended to the command line
+     * @return the started server
+     */
+    static RedisServer startTls(Path cert, Path key, List<String> extraArgs) {
+        RedisServer server = new RedisServer(tlsArgs(cert, key, extraArgs), true);
         server.startOnFreePort();
         return server;
+    }
+
+    private static List<String> tlsArgs(Path cert, Path key, List<String> extraArgs) {
+        List<String> args = new ArrayList<>(List.of("--tls-cert-file", cert.toString(), "--tls-key-file",
+                key.toString(), "--tls-ca-cert-file", cert.toString(), "--tls-auth-clients", "no"));
+        args.addAll(extraArgs);
+        return args;
     }
 
     /**
@@ -172,9 +191,23 @@ public final class RedisServer implements AutoCloseable {
      * @return the started sentinel
      */
     static RedisServer startSentinel(List<String> confLines, List<String> extraArgs) {
+        return startSentinel(confLines, extraArgs, null, null);
+    }
+
+    /**
+     * Starts a Sentinel that speaks only TLS (to clients, and with {@code tls-replication yes} in its
+     * configuration, to the data nodes), or plain if {@code cert} is null.
+     *
+     * @param confLines the lines of its configuration file
+     * @param extraArgs options appended to the command line
+     * @param cert the certificate, or null for plain
+     * @param key its private key, or null
+     * @return the started sentinel
+     */
+    static RedisServer startSentinel(List<String> confLines, List<String> extraArgs, Path cert, Path key) {
         List<String> args = new ArrayList<>(extraArgs);
         args.add("--sentinel");
-        RedisServer server = new RedisServer(args, false);
+        RedisServer server = new RedisServer(cert == null ? args : tlsArgs(cert, key, args), cert != null);
         try {
             server.conf = server.dir.resolve("sentinel.conf");
             Files.write(server.conf, confLines, StandardCharsets.UTF_8);
@@ -291,7 +324,8 @@ public final class RedisServer implements AutoCloseable {
                 return false;
             }
             String log = readLog();
-            return log.length() > logMark && log.substring(logMark).contains("Ready to accept connections");
+            return log.length() > logMark && (log.substring(logMark).contains("Ready to accept connections")
+                    || log.substring(logMark).contains("Sentinel ID is")); // a sentinel says this instead
         }
         try (Socket s = new Socket()) {
             s.connect(new InetSocketAddress(HOST, port), 200);

@@ -307,6 +307,9 @@ final class SentinelConnections implements ScriptRunner {
         if (RedisConnections.hasCause(e, RedisSocketFactory.NotRedisException.class)) {
             return Kind.INCOMPATIBLE_SERVER;
         }
+        if (RedisConnections.tlsRefusal(e)) {
+            return Kind.TLS;
+        }
         String code = RedisConnections.errorCode(e);
         if ("NOPERM".equals(code)) {
             return Kind.PERMISSION;
