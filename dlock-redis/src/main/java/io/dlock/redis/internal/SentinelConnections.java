@@ -111,7 +111,7 @@ final class SentinelConnections implements ScriptRunner {
     public Object eval(Script script, List<String> keys, List<String> args, String operation, String lockName,
                        long budgetNanos, Predicate<Object> wrote) {
         long deadline = System.nanoTime() + budgetNanos;
-        HostAndPort node = suspect ? resolve(null, deadline, operation, lockName) : current(deadline, operation, lockName);
+        HostAndPort node = suspect ? recheck(deadline, operation, lockName) : current(deadline, operation, lockName);
         try {
             return node(node).eval(script, keys, args, operation, lockName, deadline - System.nanoTime(), wrote);
         } catch (LockBackendException e) {
@@ -154,6 +154,25 @@ final class SentinelConnections implements ScriptRunner {
         return RedisConnections.hasCause(e, JedisConnectionException.class)
                 && !RedisConnections.hasCause(e, SocketTimeoutException.class)
                 && !RedisConnections.hasCause(e, JedisDataException.class);
+    }
+
+    /**
+     * After a failure that did not show a moved primary (a timeout): asks the sentinels again, but
+     * keeps to the known primary if they cannot answer (they may be down while it is fine).
+     */
+    private HostAndPort recheck(long deadline, String operation, String lockName) {
+        HostAndPort known = primary;
+        long now = System.nanoTime();
+        try {
+            // at most half the call's budget, so that the call itself keeps time on the primary
+            return resolve(null, known == null ? deadline : now + (deadline - now) / 2, operation, lockName);
+        } catch (LockBackendException e) {
+            if (known == null || e instanceof LockConfigurationException) {
+                throw e;
+            }
+            LOG.debug("dlock: the sentinels of {} could not be asked again; staying with {}", describe(), known, e);
+            return known;
+        }
     }
 
     /** The primary the sentinels named last, asking them if none did yet. */
@@ -202,8 +221,12 @@ final class SentinelConnections implements ScriptRunner {
             if (p != null && (fresh || now - resolvedAt < RESOLVE_INTERVAL_NANOS)) {
                 return p; // another call asked since, or one did a moment ago
             }
-            HostAndPort found = ask(deadline, what, lockName);
-            resolvedAt = System.nanoTime();
+            HostAndPort found;
+            try {
+                found = ask(deadline, what, lockName);
+            } finally {
+                resolvedAt = System.nanoTime(); // failed lookups count too: at most one per interval
+            }
             suspect = false;
             if (!found.equals(p)) {
                 primary = found;
