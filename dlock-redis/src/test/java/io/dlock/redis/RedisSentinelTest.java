@@ -174,6 +174,28 @@ class RedisSentinelTest {
         got.release();
     }
 
+    /**
+     * A sentinel that names a replica (its view may be a moment old): with a user that may run
+     * ROLE, the new connection is refused by the ROLE check; without, the script meets READONLY.
+     * Either way the client asks again and, named the replica again, fails retryably (a failover
+     * may be under way), not with the configuration error READONLY is for {@code redis://}.
+     */
+    @Test
+    void aSentinelNamingAReplicaGivesARetryableFailure() {
+        try (SentinelStub stub = new SentinelStub(group)) {
+            int primary = group.primaryIndex();
+            int replicaPort = group.nodes().get((primary + 1) % group.nodes().size()).port();
+            String master = SentinelStub.masterName(List.of(replicaPort, replicaPort, replicaPort));
+            for (String user : new String[] {":" + DATA_PASSWORD, APP_USER + ":" + APP_PASSWORD}) {
+                LockClient c = open("redis-sentinel://" + user + "@" + stub.address().getHostString() + ":"
+                        + stub.address().getPort() + "/" + master + "?lockDelay=" + LOCK_DELAY);
+                LockBackendException e = assertThrows(LockBackendException.class, () -> c.lock("x", SHORT).tryAcquire());
+                assertFalse(e instanceof LockConfigurationException, e.toString());
+                assertTrue(e.getMessage().contains("READONLY"), e.getMessage());
+            }
+        }
+    }
+
     /** Sentinels that do not answer: a retryable failure within about the operation timeout. */
     @Test
     void unreachableSentinelsFailRetryablyWithinTheOperationTimeout() {
