@@ -42,8 +42,9 @@
  * {@link io.dlock.Capability#SURVIVES_EMPTY_RESTART}, on one Redis server. Replication to replicas
  * is asynchronous, so a failover can lose a grant and its token: for {@code redis://} the backend
  * does not declare {@link io.dlock.Capability#SURVIVES_SERVER_FAILOVER} (Sentinel mode, below,
- * does). {@code waitReplicas} narrows that window (a grant is only reported once that many replicas have it) but does not close it: Redis
- * failover may still promote a replica that missed a write (see {@code docs/REDIS-FAILOVER.md}).
+ * does). {@code waitReplicas} narrows that window (a grant is only reported once that many
+ * replicas have it) but does not close it: Redis failover may still promote a replica that missed
+ * a write (see {@code docs/REDIS-FAILOVER.md}).
  * The lock-delay holds grants off on a promoted replica for one lock-delay, which keeps exclusion
  * when the old primary stopped before the promotion, but not in a split brain, where an old
  * primary still reachable by some clients keeps renewing their leases.
