@@ -1,6 +1,6 @@
 /**
  * The Redis backend of dlock: put {@code dlock-redis} on the classpath and open a
- * {@code redis://} or {@code rediss://} URI.
+ * {@code redis://} or {@code rediss://} URI (one primary), or a {@code redis-sentinel://} one.
  *
  * <pre>{@code
  * try (LockClient client = LockClient.open("redis://user:secret@cache-1:6379/0?prefix=payments:")) {
@@ -40,10 +40,11 @@
  * <p>Guarantees: {@link io.dlock.Capability#FENCING}, {@link io.dlock.Capability#NOTIFY_WAITERS},
  * {@link io.dlock.Capability#HOLDER_QUERY} and, with the lock-delay on,
  * {@link io.dlock.Capability#SURVIVES_EMPTY_RESTART}, on one Redis server. Replication to replicas
- * is asynchronous, so a failover can lose a grant and its token: the backend does not declare
- * {@link io.dlock.Capability#SURVIVES_SERVER_FAILOVER}. {@code waitReplicas} narrows that window
- * (a grant is only reported once that many replicas have it) but does not close it: Redis
- * failover may still promote a replica that missed a write (see {@code docs/REDIS-FAILOVER.md}).
+ * is asynchronous, so a failover can lose a grant and its token: for {@code redis://} the backend
+ * does not declare {@link io.dlock.Capability#SURVIVES_SERVER_FAILOVER} (Sentinel mode, below,
+ * does). {@code waitReplicas} narrows that window (a grant is only reported once that many
+ * replicas have it) but does not close it: Redis failover may still promote a replica that missed
+ * a write (see {@code docs/REDIS-FAILOVER.md}).
  * The lock-delay holds grants off on a promoted replica for one lock-delay, which keeps exclusion
  * when the old primary stopped before the promotion, but not in a split brain, where an old
  * primary still reachable by some clients keeps renewing their leases.
@@ -51,6 +52,20 @@
  * behind, as long as the new server's clock is not behind: every grant first raises the counter to
  * the server's time in microseconds, and a counter that grows by one per grant stays below that
  * time unless grants average a million a second, more than one Redis server can run.
+ *
+ * <p><b>Redis Sentinel</b>: {@code redis-sentinel://[[user]:password@]s1[:26379],s2/MASTER_NAME[?parameters]}
+ * ({@code rediss-sentinel} for TLS to the sentinels and the data nodes). The hosts are sentinels,
+ * the path is the name they monitor the primary by, and the parameters are those above plus
+ * {@code database}, {@code sentinelUser} and {@code sentinelPassword} (the sentinels' own
+ * credentials; the user info is the data nodes'). The primary is asked of the sentinels on first
+ * use and again whenever a call meets a replica ({@code READONLY}), a loading server or a refused
+ * connection; such a call runs once more on the new primary within its budget. With the
+ * lock-delay on, a promoted replica grants nothing for one lock-delay, so this mode also declares
+ * {@link io.dlock.Capability#SURVIVES_SERVER_FAILOVER}, assuming the old primary stops granting
+ * and renewing when it loses the failover (not a split brain: run the data nodes with
+ * {@code min-replicas-to-write 1} and leases shorter than the lock-delay by
+ * {@code min-replicas-max-lag} plus a second), and a Redis user that may run {@code INFO} (without
+ * it, Sentinel mode with a lock-delay refuses to work).
  *
  * <p><b>Redlock</b>: {@code redlock://[[user]:password@]h1:6379,h2:6379,h3:6379[/database][?prefix=&poolSize=&lockDelay=]}
  * ({@code redlocks://} for TLS) names N &ge; 3 independent primaries with the same credentials; a
@@ -64,7 +79,7 @@
  * restarted empty. {@code waitReplicas} does not apply. The algorithm, the argument and its
  * assumptions (clocks, persistence, one node set per prefix) are in docs/ARCHITECTURE.md, "Redlock".
  *
- * <p>Redis Cluster: {@code redis-cluster://[[user]:password@]host1:port1,host2:port2[?parameters]}
+ * <p><b>Redis Cluster</b>: {@code redis-cluster://[[user]:password@]host1:port1,host2:port2[?parameters]}
  * ({@code rediss-cluster} for TLS), the hosts being any nodes of the cluster (seeds); the same
  * parameters, except that there is no database and the prefix may not contain braces. Every key of
  * lock {@code NAME} lies in the hash slot of the whole name: {@code P{T}lock:NAME}, with the slot's

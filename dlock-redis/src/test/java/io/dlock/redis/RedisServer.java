@@ -60,6 +60,8 @@ public final class RedisServer implements AutoCloseable {
     private final List<String> extraArgs;
     private final boolean tls;
     private final Path dir;
+    /** A configuration file given first on the command line (a sentinel's, which Sentinel rewrites), or null. */
+    private Path conf;
     private int port;
     private Process process;
     private boolean paused;
@@ -160,20 +162,61 @@ public final class RedisServer implements AutoCloseable {
     }
 
     /**
-     * {@link #startTls(Path, Path)} with extra {@code redis-server} options (a cluster node's, say).
+     * Starts a server that speaks only TLS, with extra options (e.g. {@code --tls-replication yes}).
+     * Not marked past the lock-delay: see {@link #markLockDelayPassed(int, String, SSLSocketFactory)}.
      *
-     * @param cert the certificate, also the CA
-     * @param key its key
-     * @param extraArgs more options
-     * @return the running server
+     * @param cert the server certificate
+     * @param key its private key
+     * @param extraArgs options appended to the command line
+     * @return the started server
      */
     static RedisServer startTls(Path cert, Path key, List<String> extraArgs) {
+        RedisServer server = new RedisServer(tlsArgs(cert, key, extraArgs), true);
+        server.startOnFreePort();
+        return server;
+    }
+
+    private static List<String> tlsArgs(Path cert, Path key, List<String> extraArgs) {
         List<String> args = new ArrayList<>(List.of("--tls-cert-file", cert.toString(), "--tls-key-file",
                 key.toString(), "--tls-ca-cert-file", cert.toString(), "--tls-auth-clients", "no"));
         args.addAll(extraArgs);
-        RedisServer server = new RedisServer(args, true);
-        server.startOnFreePort();
-        return server;
+        return args;
+    }
+
+    /**
+     * Starts a Sentinel ({@code redis-server sentinel.conf --sentinel}) on a free loopback port.
+     *
+     * @param confLines the lines of its configuration file, e.g. {@code sentinel monitor ...}
+     * @param extraArgs options appended to the command line
+     * @return the started sentinel
+     */
+    static RedisServer startSentinel(List<String> confLines, List<String> extraArgs) {
+        return startSentinel(confLines, extraArgs, null, null);
+    }
+
+    /**
+     * Starts a Sentinel that speaks only TLS (to clients, and with {@code tls-replication yes} in its
+     * configuration, to the data nodes), or plain if {@code cert} is null.
+     *
+     * @param confLines the lines of its configuration file
+     * @param extraArgs options appended to the command line
+     * @param cert the certificate, or null for plain
+     * @param key its private key, or null
+     * @return the started sentinel
+     */
+    static RedisServer startSentinel(List<String> confLines, List<String> extraArgs, Path cert, Path key) {
+        List<String> args = new ArrayList<>(extraArgs);
+        args.add("--sentinel");
+        RedisServer server = new RedisServer(cert == null ? args : tlsArgs(cert, key, args), cert != null);
+        try {
+            server.conf = server.dir.resolve("sentinel.conf");
+            Files.write(server.conf, confLines, StandardCharsets.UTF_8);
+            server.startOnFreePort();
+            return server;
+        } catch (IOException | RuntimeException e) {
+            server.close();
+            throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
+        }
     }
 
     /** @return the path of redis-server, or fails with what to install */
@@ -235,7 +278,11 @@ public final class RedisServer implements AutoCloseable {
     }
 
     private void launch() {
-        List<String> cmd = new ArrayList<>(List.of(binary(), "--bind", HOST,
+        List<String> cmd = new ArrayList<>(List.of(binary()));
+        if (conf != null) {
+            cmd.add(conf.toString());
+        }
+        cmd.addAll(List.of("--bind", HOST,
                 "--save", "", "--appendonly", "no", "--dir", dir.toString(), "--daemonize", "no",
                 "--logfile", "", "--protected-mode", "no"));
         if (tls) {
@@ -277,7 +324,8 @@ public final class RedisServer implements AutoCloseable {
                 return false;
             }
             String log = readLog();
-            return log.length() > logMark && log.substring(logMark).contains("Ready to accept connections");
+            return log.length() > logMark && (log.substring(logMark).contains("Ready to accept connections")
+                    || log.substring(logMark).contains("Sentinel ID is")); // a sentinel says this instead
         }
         try (Socket s = new Socket()) {
             s.connect(new InetSocketAddress(HOST, port), 200);
@@ -306,6 +354,16 @@ public final class RedisServer implements AutoCloseable {
     void pause() {
         ServerProcesses.signal(process, "STOP");
         paused = true;
+    }
+
+    /** @return whether the process is paused by {@link #pause()} */
+    boolean isPaused() {
+        return paused;
+    }
+
+    /** @return whether the process runs (it may be paused) */
+    boolean isAlive() {
+        return process != null && process.isAlive();
     }
 
     /** Resumes a paused process with SIGCONT. */

@@ -46,10 +46,9 @@ public final class RedisBackends {
         RedisSettings settings = RedisSettings.from(context.uri(), context.config().defaultLockOptions().leaseTime());
         return switch (settings.mode) {
             case STANDALONE -> RedisLockBackend.open(context, settings, sslSocketFactory);
-            case REDLOCK -> RedlockBackend.open(context, settings, sslSocketFactory);
+            case SENTINEL -> SentinelConnections.open(context, settings, sslSocketFactory);
             case CLUSTER -> ClusterConnections.openBackend(context, settings, sslSocketFactory, addressMap);
-            case SENTINEL -> throw new IllegalArgumentException("uri scheme "
-                    + context.uri().scheme() + " is not served by this build of dlock-redis yet");
+            case REDLOCK -> RedlockBackend.open(context, settings, sslSocketFactory);
         };
     }
 }

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntFunction;
 import java.util.function.Predicate;
@@ -89,8 +90,15 @@ final class RedisConnections implements ScriptRunner {
         this.pool = new ConnectionPool(new Factory(clientConfigs), poolConfig);
     }
 
-    /** How to make one connection: the jedis configuration and the socket factory. */
-    record Setup(JedisClientConfig config, JedisSocketFactory socketFactory) { }
+    /**
+     * How to make one connection: the jedis configuration, the socket factory, and a check of the
+     * new connection after its set-up (null for none), which throws to refuse it.
+     */
+    record Setup(JedisClientConfig config, JedisSocketFactory socketFactory, Consumer<Connection> check) {
+        Setup(JedisClientConfig config, JedisSocketFactory socketFactory) {
+            this(config, socketFactory, null);
+        }
+    }
 
     /**
      * Makes connections whose connect timeout and set-up commands (AUTH, SELECT, CLIENT SETNAME)
@@ -111,7 +119,16 @@ final class RedisConnections implements ScriptRunner {
             int millis = (int) Math.max(MIN_READ_TIMEOUT_MILLIS,
                     Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(left)));
             Setup setup = configs.apply(millis);
-            return new DefaultPooledObject<>(new Connection(setup.socketFactory(), setup.config()));
+            Connection c = new Connection(setup.socketFactory(), setup.config());
+            if (setup.check() != null) {
+                try {
+                    setup.check().accept(c);
+                } catch (RuntimeException e) {
+                    c.disconnect();
+                    throw e;
+                }
+            }
+            return new DefaultPooledObject<>(c);
         }
 
         @Override
@@ -360,7 +377,8 @@ final class RedisConnections implements ScriptRunner {
                 message = server + " rejected the credentials (" + detail + ") for the " + what
                         + ": check the user and password in the uri";
             }
-        } else if ("READONLY".equals(code)) {
+        } else if ("READONLY".equals(code) && settings.mode != RedisSettings.Mode.SENTINEL) {
+            // with Sentinel a primary demoted by a failover says READONLY: the caller finds the new one
             kind = Kind.INCOMPATIBLE_SERVER;
             message = server + " refused the " + what + " (" + detail + "): it is a read-only replica; the uri must"
                     + " name the primary";
@@ -391,8 +409,7 @@ final class RedisConnections implements ScriptRunner {
             message = "cannot connect to " + server + " for the " + what + " (" + detail + "): check the host and"
                     + " port in the uri and that the server is running and reachable";
         } else if (hasCause(e, SSLException.class)) {
-            // a handshake the server cut short (end of stream) may be a restart: only a refusal is certain
-            kind = hasCause(e, EOFException.class) || hasCause(e, SocketException.class) ? null : Kind.TLS;
+            kind = tlsRefusal(e) ? Kind.TLS : null;
             message = "the TLS connection to " + server + " failed for the " + what + " (" + detail + "): check that"
                     + " the server speaks TLS (rediss://) or not (redis://), that its certificate is trusted and"
                     + " names the host in the uri";
@@ -408,6 +425,16 @@ final class RedisConnections implements ScriptRunner {
         Throwable cause = showsSecrets(e) ? null : e;
         return kind == null ? new LockBackendException(message, lockName, cause)
                 : new LockConfigurationException(kind, message, lockName, cause);
+    }
+
+    /**
+     * Whether a TLS failure is one every retry meets too (an untrusted certificate, a protocol
+     * mismatch): a handshake the server cut short (end of stream) may be a restart, so only a
+     * refusal is certain.
+     */
+    static boolean tlsRefusal(Throwable e) {
+        return hasCause(e, SSLException.class) && !hasCause(e, EOFException.class)
+                && !hasCause(e, SocketException.class);
     }
 
     private String neededPermissions() {

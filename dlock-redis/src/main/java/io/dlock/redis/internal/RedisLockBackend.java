@@ -53,8 +53,11 @@ public final class RedisLockBackend implements LockBackend<Void> {
     private static final Set<Capability> WITH_LOCK_DELAY = Collections.unmodifiableSet(
             EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY,
                     Capability.SURVIVES_EMPTY_RESTART));
-    /** Redis Cluster with a lock-delay: a promoted replica is a server process that lost nothing it may not. */
-    private static final Set<Capability> CLUSTER_WITH_LOCK_DELAY = Collections.unmodifiableSet(
+    /**
+     * Sentinel or Redis Cluster with the lock-delay: a promoted replica is another server process,
+     * so it starts a lock-delay (see Script#ACQUIRE's run id) before it grants anything.
+     */
+    private static final Set<Capability> FAILOVER_WITH_LOCK_DELAY = Collections.unmodifiableSet(
             EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY,
                     Capability.SURVIVES_EMPTY_RESTART, Capability.SURVIVES_SERVER_FAILOVER));
     /** The longest lease without a lock-delay: the core's default bound. */
@@ -155,12 +158,13 @@ public final class RedisLockBackend implements LockBackend<Void> {
     /**
      * @return {@code FENCING}, {@code NOTIFY_WAITERS}, {@code HOLDER_QUERY}, and, unless the URI
      *     turns the lock-delay off ({@code lockDelay=0}), {@code SURVIVES_EMPTY_RESTART}, and in
-     *     Redis Cluster mode also {@code SURVIVES_SERVER_FAILOVER}
+     *     Sentinel and Redis Cluster modes also {@code SURVIVES_SERVER_FAILOVER}
      */
     @Override
     public Set<Capability> capabilities() {
         return settings.lockDelay.isZero() ? WITHOUT_LOCK_DELAY
-                : settings.mode == RedisSettings.Mode.CLUSTER ? CLUSTER_WITH_LOCK_DELAY : WITH_LOCK_DELAY;
+                : settings.mode == RedisSettings.Mode.SENTINEL || settings.mode == RedisSettings.Mode.CLUSTER
+                ? FAILOVER_WITH_LOCK_DELAY : WITH_LOCK_DELAY;
     }
 
     /** @return 10 ms: Redis expires keys to the millisecond, the rest is the core's margin */

@@ -247,6 +247,11 @@ final class RedisSettings {
 
     /** @return how messages name the server, e.g. {@code Redis at 10.0.0.5:6379 (db 2, TLS)} */
     String server() {
+        if (mode == Mode.SENTINEL && host.equals(hosts.get(0).host()) && port == hosts.get(0).port()) {
+            // the URI's settings, not a node's copy (no data node listens where a sentinel does)
+            return "the Redis primary '" + masterName + "' of the sentinels " + hosts.stream().map(UriReader::authority)
+                    .collect(java.util.stream.Collectors.joining(", ")) + (database != 0 ? " (db " + database + ")" : "");
+        }
         String extra = database != 0 && tls ? " (db " + database + ", TLS)"
                 : database != 0 ? " (db " + database + ")" : tls ? " (TLS)" : "";
         return "Redis at " + address() + extra;

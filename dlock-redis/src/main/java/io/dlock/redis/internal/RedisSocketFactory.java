@@ -41,8 +41,10 @@ final class RedisSocketFactory implements JedisSocketFactory {
     /** The shortest read timeout the handshake and set-up get, even when the connect used up the budget. */
     private static final int MIN_SET_UP_MILLIS = 100;
 
-    /** The server; asked anew at each connect (a cluster's subscriber moves between nodes). */
-    private final Supplier<HostAndPort> addresses;
+    /** The server, asked at each connect (Sentinel: the primary of the moment). */
+    private final Supplier<HostAndPort> address;
+    /** The one server, for {@link #toString()}; null when the supplier may name another each time. */
+    private final HostAndPort fixed;
     private final JedisClientConfig config;
     private final boolean tls;
     private final SSLSocketFactory sslSocketFactory;
@@ -54,18 +56,26 @@ final class RedisSocketFactory implements JedisSocketFactory {
      * @param sslSocketFactory the TLS socket factory, or null for the JVM default
      */
     RedisSocketFactory(HostAndPort address, JedisClientConfig config, boolean tls, SSLSocketFactory sslSocketFactory) {
-        this(() -> address, config, tls, sslSocketFactory);
+        this(() -> address, address, config, tls, sslSocketFactory);
     }
 
     /**
-     * @param addresses gives the server at each connect
+     * A socket factory whose server may change: each connect asks the supplier once.
+     *
+     * @param address names the server at each connect; may throw a {@link JedisConnectionException}
      * @param config timeouts and socket options; its ssl flag is ignored
      * @param tls whether to speak TLS
      * @param sslSocketFactory the TLS socket factory, or null for the JVM default
      */
-    RedisSocketFactory(Supplier<HostAndPort> addresses, JedisClientConfig config, boolean tls,
+    RedisSocketFactory(Supplier<HostAndPort> address, JedisClientConfig config, boolean tls,
                        SSLSocketFactory sslSocketFactory) {
-        this.addresses = addresses;
+        this(address, null, config, tls, sslSocketFactory);
+    }
+
+    private RedisSocketFactory(Supplier<HostAndPort> address, HostAndPort fixed, JedisClientConfig config, boolean tls,
+                               SSLSocketFactory sslSocketFactory) {
+        this.address = address;
+        this.fixed = fixed;
         this.config = config;
         this.tls = tls;
         this.sslSocketFactory = sslSocketFactory;
@@ -85,7 +95,7 @@ final class RedisSocketFactory implements JedisSocketFactory {
      */
     Socket createSocket(Consumer<Socket> onTcpSocket) {
         long start = System.nanoTime();
-        HostAndPort address = addresses.get();
+        HostAndPort address = this.address.get();
         Socket plain = new DefaultJedisSocketFactory(address, config).createSocket();
         onTcpSocket.accept(plain);
         try {
@@ -128,7 +138,7 @@ final class RedisSocketFactory implements JedisSocketFactory {
      *
      * @param socket the socket to the server, TLS or not
      * @param tcp the TCP socket under it, closed on failure
-     * @param address the server it is connected to, for messages
+     * @param address the server, for messages
      * @return the socket
      * @throws NotRedisException if the server answered with something else
      * @throws JedisConnectionException if it did not answer in time, or closed the connection
@@ -237,6 +247,6 @@ final class RedisSocketFactory implements JedisSocketFactory {
 
     @Override
     public String toString() {
-        return (tls ? "rediss://" : "redis://") + addresses.get();
+        return (tls ? "rediss://" : "redis://") + (fixed != null ? fixed : "(the server found at each connect)");
     }
 }

@@ -278,6 +278,39 @@ final class ReleaseSubscriber implements AutoCloseable {
         }
     }
 
+    // guarded by lock: the connection is gone, every waiter learns it (and polls)
+    private void resetTopics() {
+        for (Topic t : new ArrayList<>(topics.values())) {
+            t.reset(closed);
+            if (t.refs == 0) {
+                topics.remove(t.channel);
+            }
+        }
+    }
+
+    /**
+     * Drops the connection at once, without the reconnect delay, so that the next wait connects
+     * anew: the server it was made to is no longer the primary (Sentinel). Waiters are woken and
+     * poll once. The old connection's thread ends on its own. Never throws.
+     */
+    void reconnect() {
+        Session s;
+        lock.lock();
+        try {
+            reconnectDelayed = false;
+            s = session;
+            if (closed || s == null) {
+                return;
+            }
+            session = null;
+            s.ready = false;
+            resetTopics();
+        } finally {
+            lock.unlock();
+        }
+        s.closeSocket();
+    }
+
     /** @return the number of channels with state, for tests of boundedness */
     int topicCount() {
         lock.lock();
@@ -337,16 +370,11 @@ final class ReleaseSubscriber implements AutoCloseable {
             }
             lock.lock();
             try {
+                s.ready = false;
                 if (session == s) {
                     session = null;
                     delayReconnect();
-                }
-                s.ready = false;
-                for (Topic t : new ArrayList<>(topics.values())) {
-                    t.reset(closed);
-                    if (t.refs == 0) {
-                        topics.remove(t.channel);
-                    }
+                    resetTopics();
                 }
             } finally {
                 lock.unlock();
