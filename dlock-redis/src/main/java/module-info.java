@@ -1,5 +1,6 @@
 /**
- * The Redis backend of dlock: {@code redis://} and {@code rediss://} URIs, on jedis. Exports
+ * The Redis backend of dlock: {@code redis://}, {@code redis-sentinel://}, {@code redis-cluster://} and
+ * {@code redlock://} URIs and their TLS forms, on jedis. Exports
  * only its provider; the backend itself is internal.
  */
 module io.dlock.redis {

@@ -11,7 +11,9 @@ import java.util.Set;
 import javax.net.ssl.SSLSocketFactory;
 
 /**
- * The Redis {@link LockProvider}: handles {@code redis://} and {@code rediss://} (TLS) URIs.
+ * The Redis {@link LockProvider}: handles {@code redis://} (one primary), {@code redis-sentinel://},
+ * {@code redis-cluster://} and {@code redlock://} URIs, and their TLS forms {@code rediss://},
+ * {@code rediss-sentinel://}, {@code rediss-cluster://} and {@code redlocks://}.
  * Found by {@link java.util.ServiceLoader}; it can also be passed to
  * {@link io.dlock.LockClient#open(io.dlock.LockClientConfig, LockProvider)} explicitly, for
  * instance when TLS needs a trust store other than the JVM's default:
@@ -23,7 +25,9 @@ import javax.net.ssl.SSLSocketFactory;
  *
  * <p>The backend declares {@link Capability#FENCING}, {@link Capability#NOTIFY_WAITERS},
  * {@link Capability#HOLDER_QUERY} and, unless the URI sets {@code lockDelay=0},
- * {@link Capability#SURVIVES_EMPTY_RESTART}. Immutable and thread-safe. See the package
+ * {@link Capability#SURVIVES_EMPTY_RESTART}; in the Sentinel, Cluster and Redlock modes with the
+ * lock-delay on also {@link Capability#SURVIVES_SERVER_FAILOVER}, under the assumptions the
+ * package documentation states. Immutable and thread-safe. See the package
  * documentation for the URI, the keys it writes, the lock-delay and its guarantees.
  */
 public final class RedisLockProvider extends AbstractLockProvider {
@@ -41,8 +45,10 @@ public final class RedisLockProvider extends AbstractLockProvider {
     }
 
     /**
-     * Returns a provider whose {@code rediss://} connections use the given socket factory (for a
-     * private certificate authority or client certificates). Host names are still verified.
+     * Returns a provider whose TLS connections (of every TLS scheme: {@code rediss://},
+     * {@code rediss-sentinel://}, {@code rediss-cluster://}, {@code redlocks://}) use the given
+     * socket factory (for a private certificate authority or client certificates). Host names are
+     * still verified.
      *
      * @param sslSocketFactory the factory, e.g. {@code sslContext.getSocketFactory()}
      * @return the provider
@@ -57,8 +63,8 @@ public final class RedisLockProvider extends AbstractLockProvider {
      *
      * @param context the client's URI, timeouts and thread factory
      * @return the backend
-     * @throws IllegalArgumentException if the URI is not a valid {@code redis://} or
-     *     {@code rediss://} URI; the message names the part and never shows the password
+     * @throws IllegalArgumentException if the URI is not a valid dlock-redis URI of its scheme (see
+     *     the class documentation); the message names the part and never shows the password
      */
     @Override
     protected LockBackend<?> openBackend(BackendContext context) {

@@ -1,6 +1,9 @@
 /**
  * The Redis backend of dlock: put {@code dlock-redis} on the classpath and open a
- * {@code redis://} or {@code rediss://} URI (one primary), or a {@code redis-sentinel://} one.
+ * {@code redis://} URI (one primary), {@code redis-sentinel://} (the primary the sentinels name),
+ * {@code redis-cluster://} (a Redis Cluster) or {@code redlock://} (a majority of independent
+ * primaries); each has a TLS form ({@code rediss://}, {@code rediss-sentinel://},
+ * {@code rediss-cluster://}, {@code redlocks://}). Moving between them is a change of URI.
  *
  * <pre>{@code
  * try (LockClient client = LockClient.open("redis://user:secret@cache-1:6379/0?prefix=payments:")) {
