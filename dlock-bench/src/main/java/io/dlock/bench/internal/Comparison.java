@@ -24,8 +24,11 @@ import java.util.concurrent.TimeUnit;
  * another, and writes the figures, the ratios and the targets into {@code docs/BENCHMARKS.md}
  * (between its result markers) and every fork's raw figures into a TSV file beside it.
  *
- * <p>Arguments: {@code [--forks N] [--backends redis,zookeeper,etcd,dynamodb,postgres] [--warmup DURATION]
- * [--measure DURATION] [--held N] [--out FILE]}; durations in ISO-8601 ({@code PT2S}).
+ * <p>Arguments: {@code [--forks N] [--backends redis,zookeeper,etcd,dynamodb,postgres,redis_sentinel,redis_cluster,redlock] [--warmup DURATION]
+ * [--measure DURATION] [--held N] [--skip CONTENDER,...] [--out FILE]}; durations in ISO-8601
+ * ({@code PT2S}). Without {@code --backends}, every backend whose servers {@link LocalServer} can
+ * start. {@code --skip} leaves contenders out by their report name (e.g. {@code dlock} while its
+ * mode is not merged); the report then shows no ratios to it.
  */
 public final class Comparison {
 
@@ -40,9 +43,10 @@ public final class Comparison {
      */
     public static void main(String[] args) throws Exception {
         int forks = 2;
-        List<Backend> backends = List.of(Backend.values());
+        List<Backend> backends = java.util.Arrays.stream(Backend.values()).filter(LocalServer::canStart).toList();
         BenchConfig.Builder builder = BenchConfig.builder();
         Path out = Path.of("docs/BENCHMARKS.md");
+        List<String> skip = List.of();
         for (int i = 0; i < args.length; i++) {
             String v = i + 1 < args.length ? args[i + 1] : null;
             switch (args[i]) {
@@ -69,29 +73,33 @@ public final class Comparison {
                     builder.heldLocks(Integer.parseInt(v));
                     i++;
                     break;
+                case "--skip":
+                    skip = List.of(v.split(","));
+                    i++;
+                    break;
                 case "--out":
                     out = Path.of(v);
                     i++;
                     break;
                 default:
                     throw new IllegalArgumentException("unknown argument " + args[i]
-                            + " (known: --forks, --backends, --warmup, --measure, --held, --out)");
+                            + " (known: --forks, --backends, --warmup, --measure, --held, --skip, --out)");
             }
         }
         if (forks < 1) {
             throw new IllegalArgumentException("--forks must be at least 1, was " + forks);
         }
         BenchConfig config = builder.build();
-        System.err.println("[bench] " + config + ", forks=" + forks + ", backends=" + backends);
+        System.err.println("[bench] " + config + ", forks=" + forks + ", backends=" + backends + (skip.isEmpty() ? "" : ", skip=" + skip));
         long t0 = System.nanoTime();
         Report report = new Report(config, forks);
         for (Backend b : backends) {
             try (LocalServer server = LocalServer.start(b)) {
-                System.err.println("[bench] " + b.title() + ": " + server.description() + " on " + server.address());
+                System.err.println("[bench] " + b.title() + ": " + server.description() + " on " + server.deployment());
                 report.server(b, server.description());
                 for (int f = 0; f < forks; f++) {
                     // the held-locks figures (10,000 locks) are taken once, in the first fork
-                    runFork(b, server, f, config, f == 0 ? config.heldLocks() : 0, report);
+                    runFork(b, server, f, config, f == 0 ? config.heldLocks() : 0, skip, report);
                 }
             }
         }
@@ -101,7 +109,8 @@ public final class Comparison {
         System.err.println("[bench] done in " + took.toMinutes() + " min " + took.toSecondsPart() + " s; wrote " + out);
     }
 
-    private static void runFork(Backend b, LocalServer server, int fork, BenchConfig config, int held, Report report)
+    private static void runFork(Backend b, LocalServer server, int fork, BenchConfig config, int held, List<String> skip,
+                                Report report)
             throws IOException, InterruptedException {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = new ArrayList<>();
@@ -112,9 +121,9 @@ public final class Comparison {
         cmd.addAll(List.of(java, "-Xms2g", "-Xmx2g",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                 "-Ddlock.bench.only=" + System.getProperty("dlock.bench.only", ""),
+                "-Ddlock.bench.skip=" + String.join(",", skip),
                 "-cp", System.getProperty("java.class.path"),
-                ForkMain.class.getName(), b.name(), server.address().getHostString(),
-                Integer.toString(server.address().getPort()), Integer.toString(fork),
+                ForkMain.class.getName(), b.name(), server.deployment().toArgument(), Integer.toString(fork),
                 Long.toString(config.warmup().toMillis()), Long.toString(config.measure().toMillis()),
                 Long.toString(config.leaseTime().toMillis()), Integer.toString(held), Long.toString(config.seed())));
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();

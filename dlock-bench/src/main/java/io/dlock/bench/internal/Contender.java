@@ -31,12 +31,40 @@ public interface Contender {
     /**
      * Opens a client with its own connections, as one application replica would.
      *
-     * @param server the server to talk to (the benchmark may put a counting proxy in front of it)
+     * @param deployment what to talk to: one server (the benchmark may put a counting proxy in
+     *     front of it) or the nodes of a deployment of several
      * @param lease the lease (or session, or watchdog) time to hold locks with
      * @return the open client; the caller closes it
      * @throws Exception if the client cannot connect
      */
-    Session connect(InetSocketAddress server, Duration lease) throws Exception;
+    Session connect(Deployment deployment, Duration lease) throws Exception;
+
+    /**
+     * A contender that talks to one server: it implements the single-address form, and a
+     * deployment of several nodes is refused ({@link Deployment#server()}).
+     */
+    interface OnOneServer extends Contender {
+
+        /**
+         * Opens a client with its own connections, as one application replica would.
+         *
+         * @param server the server to talk to (the benchmark may put a counting proxy in front of it)
+         * @param lease the lease (or session, or watchdog) time to hold locks with
+         * @return the open client; the caller closes it
+         * @throws Exception if the client cannot connect
+         */
+        Session connect(InetSocketAddress server, Duration lease) throws Exception;
+
+        /**
+         * Connects to the one server of the deployment.
+         *
+         * @throws IllegalStateException if the deployment has several nodes
+         */
+        @Override
+        default Session connect(Deployment deployment, Duration lease) throws Exception {
+            return connect(deployment.server(), lease);
+        }
+    }
 
     /** A client of one contender. Its methods may be called from many threads at once. */
     interface Session extends AutoCloseable {

@@ -4,7 +4,6 @@ import io.dlock.Lease;
 import io.dlock.LockClient;
 import io.dlock.LockClientConfig;
 import io.dlock.LockOptions;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.function.Function;
 
@@ -12,13 +11,13 @@ import java.util.function.Function;
 public final class DlockContender implements Contender {
 
     private final String name;
-    private final Function<InetSocketAddress, String> uri;
+    private final Function<Deployment, String> uri;
 
     /**
      * @param name the name in reports
-     * @param uri the URI for a server address (the address may be a counting proxy's)
+     * @param uri the URI for a deployment (a single server's address may be a counting proxy's)
      */
-    public DlockContender(String name, Function<InetSocketAddress, String> uri) {
+    public DlockContender(String name, Function<Deployment, String> uri) {
         this.name = name;
         this.uri = uri;
     }
@@ -29,8 +28,8 @@ public final class DlockContender implements Contender {
     }
 
     @Override
-    public Session connect(InetSocketAddress server, Duration lease) {
-        LockClient client = LockClient.open(LockClientConfig.builder(uri.apply(server))
+    public Session connect(Deployment deployment, Duration lease) {
+        LockClient client = LockClient.open(LockClientConfig.builder(uri.apply(deployment))
                 .defaultLockOptions(LockOptions.builder().leaseTime(lease).build())
                 .build());
         return new Session() {

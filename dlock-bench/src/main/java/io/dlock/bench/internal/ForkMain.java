@@ -23,26 +23,31 @@ public final class ForkMain {
     private ForkMain() { }
 
     /**
-     * @param args {@code backend host port fork warmupMillis measureMillis leaseMillis heldLocks seed}
+     * @param args {@code backend deployment fork warmupMillis measureMillis leaseMillis heldLocks seed}, the
+     *     deployment as {@link Deployment#toArgument()} writes it
      * @throws Exception if a workload fails: the fork then exits non-zero
      */
     public static void main(String[] args) throws Exception {
         Backend backend = Backend.of(args[0]);
-        InetSocketAddress server = new InetSocketAddress(args[1], Integer.parseInt(args[2]));
-        int fork = Integer.parseInt(args[3]);
+        Deployment deployment = Deployment.parse(args[1]);
+        int fork = Integer.parseInt(args[2]);
         BenchConfig config = BenchConfig.builder()
-                .warmup(Duration.ofMillis(Long.parseLong(args[4])))
-                .measure(Duration.ofMillis(Long.parseLong(args[5])))
-                .leaseTime(backend.leaseTime(Duration.ofMillis(Long.parseLong(args[6]))))
-                .heldLocks(Integer.parseInt(args[7]))
-                .seed(Long.parseLong(args[8]))
+                .warmup(Duration.ofMillis(Long.parseLong(args[3])))
+                .measure(Duration.ofMillis(Long.parseLong(args[4])))
+                .leaseTime(backend.leaseTime(Duration.ofMillis(Long.parseLong(args[5]))))
+                .heldLocks(Integer.parseInt(args[6]))
+                .seed(Long.parseLong(args[7]))
                 .build();
         String runId = "f" + fork + "-" + Long.toHexString(System.nanoTime());
         Workloads w = new Workloads(config, s -> System.err.println("[bench] " + backend.title() + " fork " + fork + ": " + s),
                 runId);
-        List<Contender> contenders = backend.contenders(config.leaseTime());
-        try (TcpProxy proxy = TcpProxy.start(server)) {
-            Workloads.RoundTripCounter counter = new Workloads.RoundTripCounter() {
+        // -Ddlock.bench.skip=NAME,NAME (Comparison's --skip): leave those contenders out
+        List<String> skip = List.of(System.getProperty("dlock.bench.skip", "").split(","));
+        List<Contender> contenders = new ArrayList<>(backend.contenders(config.leaseTime()));
+        contenders.removeIf(c -> skip.contains(c.name()));
+        // one server: a counting proxy in front of it; several nodes: none (Backend.notCountedBecause)
+        try (TcpProxy proxy = deployment.multiNode() ? null : TcpProxy.start(deployment.server())) {
+            Workloads.RoundTripCounter counter = proxy == null ? null : new Workloads.RoundTripCounter() {
                 @Override
                 public InetSocketAddress address() {
                     return proxy.address();
@@ -56,23 +61,26 @@ public final class ForkMain {
             // -Ddlock.bench.only=held: only the held-locks workload (for looking into one figure)
             boolean onlyHeld = "held".equals(System.getProperty("dlock.bench.only"));
             if (!onlyHeld) {
-                for (Map.Entry<String, Map<Figure, Double>> e : w.uncontended(contenders, server).entrySet()) {
+                for (Map.Entry<String, Map<Figure, Double>> e : w.uncontended(contenders, deployment).entrySet()) {
                     print(e.getKey(), e.getValue());
                 }
             }
             List<Step> steps = new ArrayList<>();
             if (!onlyHeld) {
-                steps.add(c -> w.roundTrips(c, counter));
-                steps.add(c -> c.waits() ? w.handoff(c, server, 2) : Map.of());
-                steps.add(c -> c.waits() ? w.handoff(c, server, 16) : Map.of());
-                steps.add(c -> w.throughput(c, server, 1));
-                steps.add(c -> w.throughput(c, server, config.threads()));
+                if (counter != null) {
+                    steps.add(c -> w.roundTrips(c, counter));
+                }
+                steps.add(c -> c.waits() ? w.handoff(c, deployment, 2) : Map.of());
+                steps.add(c -> c.waits() ? w.handoff(c, deployment, 16) : Map.of());
+                steps.add(c -> w.throughput(c, deployment, 1));
+                steps.add(c -> w.throughput(c, deployment, config.threads()));
             }
             if (config.heldLocks() > 0) {
-                steps.add(c -> w.held(c, server, counter));
+                steps.add(c -> w.held(c, deployment, counter));
             }
             if ((backend == Backend.DYNAMODB || backend == Backend.ETCD) && fork == 0 && !onlyHeld) {
                 System.err.println("[bench] " + backend.title() + " fork 0: the cost of each request kind");
+                InetSocketAddress server = deployment.server();
                 Map<String, Double> costs = backend == Backend.DYNAMODB
                         ? DynamoDbRequestCost.measure(server, config.warmup(), config.measure().multipliedBy(2))
                         : EtcdRequestCost.measure(server, config.warmup(), config.measure().multipliedBy(2));

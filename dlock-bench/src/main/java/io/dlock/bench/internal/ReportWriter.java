@@ -13,6 +13,9 @@ import java.util.Map;
 /** Writes the results of a comparison as Markdown: machine, settings, a table per backend, targets. */
 final class ReportWriter {
 
+    /** The name dlock's contender reports under. */
+    static final String DLOCK = "dlock";
+
     private final Comparison.Report report;
     private final BenchConfig config;
     private final int forks;
@@ -40,7 +43,9 @@ final class ReportWriter {
                 + " (`taskset`), as on two machines; unpinned, this VM's round trips alternate between about 20 and 70 µs "
                 + "every few seconds as the scheduler moves the client next to the server and away").append('\n');
         md.append("- Round trips are counted by a TCP proxy in front of the server (a burst of client bytes after the "
-                + "server's last answer is one); every other figure is taken on a direct connection.\n");
+                + "server's last answer is one), on the backends of one server; every other figure is taken on a direct "
+                + "connection.\n");
+        md.append("- Load: ").append(load()).append('\n');
         md.append("- Ratios: `×floor` is the contender's figure divided by the raw floor's; `dlock ÷ X` is dlock's "
                 + "figure divided by X's. For latencies, round trips, renewal load, heap and threads lower is better; for "
                 + "throughput and the share of grants to another client, higher.\n\n");
@@ -66,9 +71,14 @@ final class ReportWriter {
     private void table(StringBuilder md, Backend b) {
         Map<String, Map<Figure, List<Double>>> byContender = report.values().get(b);
         List<String> names = new ArrayList<>(byContender.keySet());
-        String dlock = names.get(0);
+        // dlock first when it ran (Comparison --skip may leave it out), the floor last
+        String dlock = DLOCK;
         String floor = names.get(names.size() - 1);
-        List<String> peers = names.subList(1, names.size() - 1);
+        List<String> peers = new ArrayList<>(names.subList(0, names.size() - 1));
+        peers.remove(DLOCK);
+        if (!names.contains(DLOCK)) {
+            peers = List.of(); // no "dlock ÷" columns
+        }
         md.append("### ").append(b.title()).append("\n\n").append("Server: ").append(report.server(b)).append(". Lease time: ")
                 .append(seconds(b.leaseTime(config.leaseTime()))).append(".\n\n");
         md.append("| figure |");
@@ -78,8 +88,9 @@ final class ReportWriter {
         for (String p : peers) {
             md.append(" dlock ÷ ").append(p).append(" |");
         }
-        md.append(" dlock ×floor |\n| --- |");
-        md.append(" ---: |".repeat(names.size() + peers.size() + 1)).append('\n');
+        boolean withDlock = names.contains(DLOCK);
+        md.append(withDlock ? " dlock ×floor |\n| --- |" : "\n| --- |");
+        md.append(" ---: |".repeat(names.size() + peers.size() + (withDlock ? 1 : 0))).append('\n');
         for (Figure f : Figure.values()) {
             boolean any = false;
             for (String n : names) {
@@ -102,23 +113,29 @@ final class ReportWriter {
             for (String p : peers) {
                 md.append(' ').append(ratioCell(d, report.value(b, p, f))).append(" |");
             }
-            md.append(' ').append(ratioCell(d, fl)).append(" |\n");
+            md.append(withDlock ? " " + ratioCell(d, fl) + " |\n" : "\n");
         }
         md.append('\n');
+        if (b.notCountedBecause() != null) {
+            md.append("Round trips per cycle and renewal requests while holding locks: not measured on this deployment, since ")
+                    .append(b.notCountedBecause()).append(".\n\n");
+        }
     }
 
     private void targets(Backend b, List<String> out) {
         Map<String, Map<Figure, List<Double>>> byContender = report.values().get(b);
         List<String> names = new ArrayList<>(byContender.keySet());
-        String dlock = names.get(0);
+        String dlock = DLOCK;
         String floor = names.get(names.size() - 1);
         double cycle = report.value(b, dlock, Figure.CYCLE_P50);
         double peer = report.value(b, b.peer(), Figure.CYCLE_P50);
         out.add(row(b.title() + ": uncontended cycle p50 ≤ " + b.target() + "× " + b.peer(), cycle / peer,
                 f(cycle) + " vs " + f(peer) + " µs", cycle / peer <= b.target()));
-        double fl = report.value(b, floor, Figure.CYCLE_P50);
-        out.add(row(b.title() + ": uncontended cycle p50 ≤ 1.15× the raw floor", cycle / fl, f(cycle) + " vs " + f(fl) + " µs",
-                cycle / fl <= 1.15));
+        if (b.floorTarget()) {
+            double fl = report.value(b, floor, Figure.CYCLE_P50);
+            out.add(row(b.title() + ": uncontended cycle p50 ≤ 1.15× the raw floor", cycle / fl, f(cycle) + " vs " + f(fl) + " µs",
+                    cycle / fl <= 1.15));
+        }
         if (b.handoffTarget()) {
             for (Figure h : new Figure[] {Figure.HANDOFF_2_P50, Figure.HANDOFF_16_P50}) {
                 double v = report.value(b, dlock, h);
@@ -143,6 +160,9 @@ final class ReportWriter {
     }
 
     private static String row(String target, double ratio, String detail, boolean met) {
+        if (Double.isNaN(ratio)) {
+            return "| " + target + " | not measured (" + detail + ") | n/a |";
+        }
         return "| " + target + " | " + ratio(ratio) + " (" + detail + ") | " + (met ? "yes" : "**no**") + " |";
     }
 
@@ -161,6 +181,16 @@ final class ReportWriter {
 
     private static String seconds(Duration d) {
         return d.toMillis() % 1000 == 0 ? d.toSeconds() + " s" : d.toMillis() + " ms";
+    }
+
+    /** @return the load averages at the end of the run, which other work on the machine raises */
+    private static String load() {
+        try {
+            String[] l = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+            return "load average " + l[0] + " (1 min), " + l[1] + " (5 min), " + l[2] + " (15 min) at the end of the run";
+        } catch (IOException | RuntimeException e) {
+            return "unknown (no /proc/loadavg)";
+        }
     }
 
     private static String machine() {

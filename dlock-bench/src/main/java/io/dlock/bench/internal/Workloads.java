@@ -60,11 +60,11 @@ public final class Workloads {
      * the machine over the run falls on all of them alike.
      *
      * @param contenders the contenders
-     * @param server their server
+     * @param server their server or deployment
      * @return the figures of each contender, by name
      * @throws Exception if a contender fails
      */
-    public Map<String, Map<Figure, Double>> uncontended(List<Contender> contenders, InetSocketAddress server)
+    public Map<String, Map<Figure, Double>> uncontended(List<Contender> contenders, Deployment server)
             throws Exception {
         progress.accept("uncontended cycle, contenders taking turns");
         int slices = 10;
@@ -117,7 +117,7 @@ public final class Workloads {
     public Map<Figure, Double> roundTrips(Contender c, RoundTripCounter counter) throws Exception {
         progress.accept(c.name() + ": round trips");
         String key = "bench-r-" + runId;
-        try (Contender.Session s = c.connect(counter.address(), config.leaseTime())) {
+        try (Contender.Session s = c.connect(Deployment.single(counter.address()), config.leaseTime())) {
             for (int i = 0; i < 20; i++) {
                 s.acquire(key).release();
             }
@@ -140,12 +140,12 @@ public final class Workloads {
      * and is counted apart.
      *
      * @param c the contender
-     * @param server its server
+     * @param server its server or deployment
      * @param waiters 2 or 16
      * @return the figures (p50, p99 and, for 16 waiters, the share of grants to another client)
      * @throws Exception if the contender fails
      */
-    public Map<Figure, Double> handoff(Contender c, InetSocketAddress server, int waiters) throws Exception {
+    public Map<Figure, Double> handoff(Contender c, Deployment server, int waiters) throws Exception {
         progress.accept(c.name() + ": hand-off with " + waiters + " waiters");
         int clients = waiters + 1;
         String key = "bench-h" + waiters + "-" + runId;
@@ -240,12 +240,12 @@ public final class Workloads {
      * (seeded) from {@link BenchConfig#keys()}.
      *
      * @param c the contender
-     * @param server its server
+     * @param server its server or deployment
      * @param threads 1 or more
      * @return the figure
      * @throws Exception if the contender fails
      */
-    public Map<Figure, Double> throughput(Contender c, InetSocketAddress server, int threads) throws Exception {
+    public Map<Figure, Double> throughput(Contender c, Deployment server, int threads) throws Exception {
         progress.accept(c.name() + ": throughput over " + config.keys() + " keys, " + threads + " thread(s)");
         AtomicLong cycles = new AtomicLong();
         AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -300,12 +300,12 @@ public final class Workloads {
      * client and the held locks add are measured in this JVM.
      *
      * @param c the contender
-     * @param server its server, when no counter is given
+     * @param server its server or deployment, when no counter is given
      * @param counter the counting proxy clients connect through, or null (no renewal figure)
      * @return the figures
      * @throws Exception if the contender fails
      */
-    public Map<Figure, Double> held(Contender c, InetSocketAddress server, RoundTripCounter counter) throws Exception {
+    public Map<Figure, Double> held(Contender c, Deployment server, RoundTripCounter counter) throws Exception {
         int n = config.heldLocks();
         progress.accept(c.name() + ": holding " + n + " locks");
         Map<Figure, Double> out = new EnumMap<>(Figure.class);
@@ -318,7 +318,7 @@ public final class Workloads {
         CyclicBarrier release = new CyclicBarrier(workers + 1);
         AtomicReference<Throwable> failure = new AtomicReference<>();
         AtomicLong lost = new AtomicLong();
-        try (Contender.Session s = c.connect(counter == null ? server : counter.address(), config.leaseTime())) {
+        try (Contender.Session s = c.connect(counter == null ? server : Deployment.single(counter.address()), config.leaseTime())) {
             List<Thread> threads = new ArrayList<>();
             for (int w = 0; w < workers; w++) {
                 int first = w;

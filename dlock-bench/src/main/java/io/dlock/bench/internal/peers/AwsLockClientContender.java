@@ -19,7 +19,7 @@ import software.amazon.awssdk.services.dynamodb.model.ProvisionedThroughput;
  * lease time, its heartbeat thread renewing every third of it, and a waiter that polls every
  * 20 ms (its default, 1 s, would make every hand-off about a second).
  */
-public final class AwsLockClientContender implements Contender {
+public final class AwsLockClientContender implements Contender.OnOneServer {
 
     private static final String TABLE = "bench-aws-lock-client";
 

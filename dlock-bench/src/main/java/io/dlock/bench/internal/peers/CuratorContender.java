@@ -15,7 +15,7 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  * Curator's {@code InterProcessMutex} (the lock recipe most ZooKeeper users take), one mutex
  * object per name and client, with the session timeout at the benchmark's lease time.
  */
-public final class CuratorContender implements Contender {
+public final class CuratorContender implements Contender.OnOneServer {
 
     @Override
     public String name() {

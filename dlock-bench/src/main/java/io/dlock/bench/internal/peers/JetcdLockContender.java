@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  * service (a second lock call with the same lease on a held name returns at once), so every
  * thread of a client takes its own lease.
  */
-public final class JetcdLockContender implements Contender {
+public final class JetcdLockContender implements Contender.OnOneServer {
 
     @Override
     public String name() {

@@ -21,7 +21,7 @@ import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
  * release is one {@code DeleteItem} on condition that the owner is still this one. No lease
  * expiry, no renewal, no waiting, no token.
  */
-public final class RawDynamoDbContender extends Floor {
+public final class RawDynamoDbContender extends Floor implements Contender.OnOneServer {
 
     private static final String TABLE = "bench-raw";
 

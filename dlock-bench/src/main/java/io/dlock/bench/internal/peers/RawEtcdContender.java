@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * taken; release deletes the key. One lease per client with a ten-minute TTL that is never
  * renewed (a benchmark run is shorter), no waiting, no queue.
  */
-public final class RawEtcdContender extends Floor {
+public final class RawEtcdContender extends Floor implements Contender.OnOneServer {
 
     @Override
     public String name() {

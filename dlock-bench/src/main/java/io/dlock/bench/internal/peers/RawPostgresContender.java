@@ -1,6 +1,7 @@
 package io.dlock.bench.internal.peers;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.dlock.bench.internal.Contender;
 import java.net.InetSocketAddress;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -15,7 +16,7 @@ import java.util.UUID;
  * retried after 1 ms while taken; release is {@code DELETE ... WHERE name = ? AND owner = ?}.
  * Table {@code raw_locks}. No renewal, no waiting, no token.
  */
-public final class RawPostgresContender extends Floor {
+public final class RawPostgresContender extends Floor implements Contender.OnOneServer {
 
     private static final String ACQUIRE = "INSERT INTO raw_locks (name, owner, expires_at)"
             + " VALUES (?, ?, now() + ? * interval '1 millisecond') ON CONFLICT (name) DO UPDATE"

@@ -22,7 +22,7 @@ import org.apache.zookeeper.ZooKeeper;
  * caller through the client's event thread, one thread hand-off more than the blocking API. Not a
  * lock anyone should use that way; it measures what that hand-off costs.
  */
-public final class RawZooKeeperContender extends Floor {
+public final class RawZooKeeperContender extends Floor implements Contender.OnOneServer {
 
     private final boolean async;
 

@@ -17,7 +17,7 @@ import net.javacrumbs.shedlock.provider.jdbc.JdbcLockProvider;
  * {@code unlock()}. Table {@code shedlock} as its documentation gives it. Its lock times are the
  * client's clock; nothing renews a held lock; no fencing token. HikariCP pool of 16.
  */
-public final class ShedLockContender implements Contender {
+public final class ShedLockContender implements Contender.OnOneServer {
 
     @Override
     public String name() {

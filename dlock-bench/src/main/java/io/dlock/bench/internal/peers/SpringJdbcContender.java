@@ -17,7 +17,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
  * nothing renews a held lock (its row lapses after the time-to-live unless {@code renewLock} is
  * called), no fencing token. HikariCP pool of 16.
  */
-public final class SpringJdbcContender implements Contender {
+public final class SpringJdbcContender implements Contender.OnOneServer {
 
     @Override
     public String name() {

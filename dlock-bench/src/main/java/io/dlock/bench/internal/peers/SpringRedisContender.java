@@ -16,7 +16,7 @@ import redis.clients.jedis.JedisPoolConfig;
  * factory (pool of 32), with lock expiry at the benchmark's lease time and its renewal scheduler
  * set, so that held locks are kept alive.
  */
-public final class SpringRedisContender implements Contender {
+public final class SpringRedisContender implements Contender.OnOneServer {
 
     @Override
     public String name() {
