@@ -24,7 +24,7 @@ import redis.clients.jedis.util.SafeEncoder;
  * fails nothing over, while a killed primary is replaced in about 6–7 s (the timeout, then the
  * replica's election). {@link #close()} kills every node, also after a failed start.
  */
-final class RedisClusterNodes implements AutoCloseable {
+public final class RedisClusterNodes implements AutoCloseable {
 
     /** The node timeout; see the class comment. */
     static final int NODE_TIMEOUT_MILLIS = 5000;
@@ -44,8 +44,8 @@ final class RedisClusterNodes implements AutoCloseable {
         this.ssl = ssl;
     }
 
-    /** Starts a cluster with no password. */
-    static RedisClusterNodes start() {
+    /** @return a started cluster with no password (the benchmark's deployment too) */
+    public static RedisClusterNodes start() {
         return start(List.of(), null);
     }
 
@@ -196,6 +196,15 @@ final class RedisClusterNodes implements AutoCloseable {
         return nodes.get(i);
     }
 
+    /** @return every node's address, for clients that take the seeds as a list */
+    public List<java.net.InetSocketAddress> nodeAddresses() {
+        List<java.net.InetSocketAddress> out = new ArrayList<>();
+        for (RedisServer n : nodes) {
+            out.add(n.address());
+        }
+        return out;
+    }
+
     /** @return {@code host:port,...} of every node, for a URI's seeds */
     String seeds() {
         StringBuilder b = new StringBuilder();
@@ -253,7 +262,7 @@ final class RedisClusterNodes implements AutoCloseable {
      *
      * @param prefix the key prefix
      */
-    void markLockDelayPassed(String prefix) {
+    public void markLockDelayPassed(String prefix) {
         String script = "local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')\n"
                 + "for i, k in ipairs(KEYS) do redis.call('SET', k, run .. ' 0 0') end\nreturn #KEYS";
         for (int slot = 0; slot < 16384; ) {

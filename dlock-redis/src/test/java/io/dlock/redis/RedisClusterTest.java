@@ -271,4 +271,16 @@ class RedisClusterTest {
             assertTrue(e.getMessage().contains("redis://"), e.getMessage());
         }
     }
+
+    @Test
+    void aPlainUriNamingAClusterNodeIsAConfigurationErrorThatNamesTheClusterScheme() {
+        String node = cluster.seeds().split(",")[0];
+        try (LockClient c = LockClient.open(LockClientConfig.builder("redis://" + node + "?prefix=" + prefix(false))
+                .operationTimeout(OP_TIMEOUT).build())) {
+            LockConfigurationException e = assertThrows(LockConfigurationException.class,
+                    () -> c.lock("plain-uri").tryAcquire());
+            assertEquals(LockConfigurationException.Kind.INCOMPATIBLE_SERVER, e.kind());
+            assertTrue(e.getMessage().contains("redis-cluster://"), e.getMessage());
+        }
+    }
 }

@@ -22,10 +22,10 @@ import redis.clients.jedis.Protocol;
  *
  * <p>{@link #close()} kills every process, also those paused or killed before.
  */
-final class RedisSentinelGroup implements AutoCloseable {
+public final class RedisSentinelGroup implements AutoCloseable {
 
     /** The name the sentinels watch the primary by. */
-    static final String MASTER = "dlock";
+    public static final String MASTER = "dlock";
     /** How long the sentinels wait for an answer before they call a node down. */
     static final int DOWN_AFTER_MILLIS = 1000;
     /** How long a sentinel stays in TILT mode (30 s by default) after its clock jumped, as after a pause. */
@@ -60,8 +60,8 @@ final class RedisSentinelGroup implements AutoCloseable {
         return start(List.of(), null, null, cert, key, ssl);
     }
 
-    /** @return a started group with no passwords */
-    static RedisSentinelGroup start() {
+    /** @return a started group with no passwords (the benchmark's deployment too) */
+    public static RedisSentinelGroup start() {
         return start(List.of(), null, null);
     }
 
@@ -138,6 +138,15 @@ final class RedisSentinelGroup implements AutoCloseable {
             out.add(RedisServer.HOST + ":" + s.port());
         }
         return String.join(",", out);
+    }
+
+    /** @return the sentinels' addresses, for clients that take them as a list */
+    public List<java.net.InetSocketAddress> sentinelAddresses() {
+        List<java.net.InetSocketAddress> out = new ArrayList<>();
+        for (RedisServer s : sentinels) {
+            out.add(s.address());
+        }
+        return out;
     }
 
     /** @return {@code redis-sentinel://SENTINELS/dlock} */

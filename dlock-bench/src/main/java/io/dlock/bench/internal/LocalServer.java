@@ -40,8 +40,7 @@ public final class LocalServer implements AutoCloseable {
      *
      * @param backend the backend
      * @return the running server or servers
-     * @throws IllegalStateException if a server does not start, or (until they are wired) for
-     *     Redis Sentinel and Redis Cluster
+     * @throws IllegalStateException if a server does not start
      */
     public static LocalServer start(Backend backend) {
         switch (backend) {
@@ -104,42 +103,28 @@ public final class LocalServer implements AutoCloseable {
                         + ", independent primaries; no persistence (--save '', --appendonly no), so nothing is fsynced",
                         () -> nodes.forEach(RedisServer::close));
             }
-            case REDIS_SENTINEL:
-            case REDIS_CLUSTER:
-                return startSentinelOrCluster(backend);
+            case REDIS_SENTINEL: {
+                // the group's primary is marked past dlock's lock-delay for the default prefix, as RedisServer.start() does
+                io.dlock.redis.RedisSentinelGroup g = io.dlock.redis.RedisSentinelGroup.start();
+                return new LocalServer(new Deployment(g.sentinelAddresses(), io.dlock.redis.RedisSentinelGroup.MASTER),
+                        "redis-server " + version("redis-server", "--version") + ": a primary, two replicas and three"
+                        + " sentinels (quorum 2); no persistence (--save '', --appendonly no), so nothing is fsynced", g);
+            }
+            case REDIS_CLUSTER: {
+                io.dlock.redis.RedisClusterNodes c = io.dlock.redis.RedisClusterNodes.start();
+                try {
+                    c.markLockDelayPassed("dlock:"); // every slot's marker, as on a cluster that served locks long ago
+                } catch (RuntimeException e) {
+                    c.close();
+                    throw e;
+                }
+                return new LocalServer(Deployment.of(c.nodeAddresses()), "redis-server " + version("redis-server",
+                        "--version") + " Redis Cluster: three primaries with a replica each; no persistence (--save '',"
+                        + " --appendonly no), so nothing is fsynced", c);
+            }
             default:
                 throw new IllegalArgumentException("backend " + backend);
         }
-    }
-
-    /**
-     * THE ONE PLACE LEFT TO WIRE: the Sentinel group (1 primary, 2 replicas, 3 sentinels) and the
-     * Cluster (3 primaries, 3 replicas) are started by launchers in dlock-redis's test sources on
-     * the {@code sentinel} and {@code cluster} branches, not on this one. Once they are merged,
-     * this method starts them and describes them like the other servers, e.g.
-     * {@code new LocalServer(new Deployment(sentinel addresses, master name), "...", group)} and
-     * {@code new LocalServer(Deployment.of(seed nodes), "...", cluster)}. Everything else for
-     * these two backends (contenders, fork arguments, report) is in place.
-     *
-     * @param backend {@link Backend#REDIS_SENTINEL} or {@link Backend#REDIS_CLUSTER}
-     * @return never, until wired
-     * @throws IllegalStateException always, until wired
-     */
-    private static LocalServer startSentinelOrCluster(Backend backend) {
-        throw new IllegalStateException(backend.title() + ": wired after the mode branches merge (the Sentinel and "
-                + "Cluster launchers are in dlock-redis's test sources on the sentinel and cluster branches)");
-    }
-
-    /**
-     * Part of the place to wire above: whether {@link #start} can start this backend's servers
-     * yet. A run without {@code --backends} runs every backend that can; naming one that cannot
-     * fails with the reason. Returns true for every backend once the two above are wired.
-     *
-     * @param backend a backend
-     * @return false for Redis Sentinel and Redis Cluster until wired, true otherwise
-     */
-    static boolean canStart(Backend backend) {
-        return backend != Backend.REDIS_SENTINEL && backend != Backend.REDIS_CLUSTER;
     }
 
     /** @return what the contenders connect to: one server or the nodes of a deployment */

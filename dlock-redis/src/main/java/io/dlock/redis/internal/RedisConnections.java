@@ -384,9 +384,9 @@ final class RedisConnections implements ScriptRunner {
                     + " name the primary";
         } else if ("CROSSSLOT".equals(code) || "MOVED".equals(code) || "ASK".equals(code)) {
             kind = Kind.INCOMPATIBLE_SERVER;
-            message = server + " refused the " + what + " (" + detail + "): it is a Redis Cluster node; dlock needs"
-                    + " one primary (standalone, or a primary with replicas), since a lock and the fencing counter are"
-                    + " written by one script";
+            message = server + " refused the " + what + " (" + detail + "): it is a Redis Cluster node; name the"
+                    + " cluster's nodes with " + (settings.tls ? "rediss-cluster" : "redis-cluster") + "://host1:port1,"
+                    + "host2:port2 (each lock's keys then share its hash slot)";
         } else if ("WRONGTYPE".equals(code)) {
             kind = Kind.INCOMPATIBLE_SERVER;
             message = server + " refused the " + what + " (" + detail + "): a key under the prefix '" + settings.prefix
