@@ -48,24 +48,8 @@ public final class RedisLockBackend implements LockBackend<Void> {
 
     private static final Logger LOG = LoggerFactory.getLogger(RedisLockBackend.class);
 
-    private static final Set<Capability> WITHOUT_LOCK_DELAY = Collections.unmodifiableSet(
-            EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY));
-    private static final Set<Capability> WITH_LOCK_DELAY = Collections.unmodifiableSet(
-            EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY,
-                    Capability.SURVIVES_EMPTY_RESTART));
-    /**
-     * Sentinel or Redis Cluster with the lock-delay: a promoted replica is another server process,
-     * so it starts a lock-delay (see Script#ACQUIRE's run id) before it grants anything.
-     */
-    private static final Set<Capability> FAILOVER_WITH_LOCK_DELAY = Collections.unmodifiableSet(
-            EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY,
-                    Capability.SURVIVES_EMPTY_RESTART, Capability.SURVIVES_SERVER_FAILOVER));
-    /** The longest lease without a lock-delay: the core's default bound. */
-    private static final Duration UNBOUNDED_LEASE = Duration.ofDays(365);
-
     /** The most leases one renewal script call carries; longer lists take several calls. */
     static final int RENEW_BATCH = 512;
-
 
     private final RedisSettings settings;
     private final Keys keys;
@@ -162,9 +146,7 @@ public final class RedisLockBackend implements LockBackend<Void> {
      */
     @Override
     public Set<Capability> capabilities() {
-        return settings.lockDelay.isZero() ? WITHOUT_LOCK_DELAY
-                : settings.mode == RedisSettings.Mode.SENTINEL || settings.mode == RedisSettings.Mode.CLUSTER
-                ? FAILOVER_WITH_LOCK_DELAY : WITH_LOCK_DELAY;
+        return settings.capabilities();
     }
 
     /** @return 10 ms: Redis expires keys to the millisecond, the rest is the core's margin */
@@ -181,7 +163,7 @@ public final class RedisLockBackend implements LockBackend<Void> {
      */
     @Override
     public Duration maximumLeaseTime() {
-        return settings.lockDelay.isZero() ? UNBOUNDED_LEASE : settings.lockDelay;
+        return settings.maximumLeaseTime();
     }
 
     /**
@@ -193,17 +175,10 @@ public final class RedisLockBackend implements LockBackend<Void> {
      */
     @Override
     public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
-        checkLease(request.leaseTime());
+        settings.checkLease(request.leaseTime());
         return new RedisAttempt(this, request);
     }
 
-    /** The core checks leases against {@link #maximumLeaseTime()} already; this holds the line for any caller. */
-    private void checkLease(Duration lease) {
-        if (lease.compareTo(maximumLeaseTime()) > 0) {
-            throw new IllegalArgumentException("leaseTime must be at most the lock-delay " + maximumLeaseTime()
-                    + " of " + settings.server() + " (the uri parameter lockDelay), was " + lease);
-        }
-    }
 
     /** One run of the acquire script; see {@link Script#ACQUIRE}. */
     AttemptResult<Void> acquire(AcquireRequest request) {
@@ -287,7 +262,7 @@ public final class RedisLockBackend implements LockBackend<Void> {
     @Override
     public List<RenewOutcome> renew(List<Grant<Void>> grants) {
         for (Grant<Void> grant : grants) {
-            checkLease(grant.leaseTime());
+            settings.checkLease(grant.leaseTime());
         }
         RenewOutcome[] out = new RenewOutcome[grants.size()];
         // one script call carries only leases of one shard (Redis Cluster: one hash slot)

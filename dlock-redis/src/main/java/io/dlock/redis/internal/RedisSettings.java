@@ -1,9 +1,12 @@
 package io.dlock.redis.internal;
 
+import io.dlock.Capability;
 import io.dlock.LockOptions;
 import io.dlock.spi.BackendUri;
 import io.dlock.spi.support.UriReader;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -73,6 +76,8 @@ final class RedisSettings {
     static final Duration MIN_LOCK_DELAY = Duration.ofMillis(10);
     /** The longest lock-delay, which is also the longest lease then: the core's default bound. */
     static final Duration MAX_LOCK_DELAY = Duration.ofDays(365);
+    /** The longest lease without a lock-delay: the core's default bound. */
+    static final Duration UNBOUNDED_LEASE = Duration.ofDays(365);
 
     private static final Set<String> KNOWN_PARAMS = Set.of("prefix", "poolSize", "waitReplicas", "lockDelay");
     private static final Set<String> SENTINEL_PARAMS = Set.of("prefix", "poolSize", "waitReplicas", "lockDelay",
@@ -103,11 +108,14 @@ final class RedisSettings {
      * and the longest lease granted; zero turns the lock-delay off (and leases are then unbounded).
      */
     final Duration lockDelay;
+    /** Whether these settings name one server (the one of {@code redis://}, or a {@link #forNode} copy). */
+    private final boolean oneNode;
 
     private RedisSettings(BackendUri uri, Mode mode, List<BackendUri.HostPort> hosts, String masterName,
                           String sentinelUser, String sentinelPassword, boolean tls, String host, int port,
                           int database, String user, String password, String prefix, int poolSize,
-                          int waitReplicas, Duration lockDelay) {
+                          int waitReplicas, Duration lockDelay, boolean oneNode) {
+        this.oneNode = oneNode;
         this.uri = uri;
         this.mode = mode;
         this.hosts = hosts;
@@ -208,7 +216,8 @@ final class RedisSettings {
                         ? defaultLease : DEFAULT_LOCK_DELAY);
         return new RedisSettings(uri, mode, hosts, masterName, sentinelUser, sentinelPassword, tls, first.host(),
                 first.port(), database, credentials.map(UriReader.Credentials::user).orElse(null),
-                credentials.map(UriReader.Credentials::password).orElse(null), prefix, poolSize, waitReplicas, lockDelay);
+                credentials.map(UriReader.Credentials::password).orElse(null), prefix, poolSize, waitReplicas, lockDelay,
+                mode == Mode.STANDALONE);
     }
 
     /**
@@ -221,7 +230,7 @@ final class RedisSettings {
      */
     RedisSettings forNode(String host, int port) {
         return new RedisSettings(uri, mode, hosts, masterName, sentinelUser, sentinelPassword, tls, host, port,
-                database, user, password, prefix, poolSize, waitReplicas, lockDelay);
+                database, user, password, prefix, poolSize, waitReplicas, lockDelay, true);
     }
 
     private static int parseDatabase(UriReader r) {
@@ -247,14 +256,64 @@ final class RedisSettings {
 
     /** @return how messages name the server, e.g. {@code Redis at 10.0.0.5:6379 (db 2, TLS)} */
     String server() {
-        if (mode == Mode.SENTINEL && host.equals(hosts.get(0).host()) && port == hosts.get(0).port()) {
-            // the URI's settings, not a node's copy (no data node listens where a sentinel does)
-            return "the Redis primary '" + masterName + "' of the sentinels " + hosts.stream().map(UriReader::authority)
-                    .collect(java.util.stream.Collectors.joining(", ")) + (database != 0 ? " (db " + database + ")" : "");
+        String db = database != 0 ? " (db " + database + (tls ? ", TLS)" : ")") : tls ? " (TLS)" : "";
+        if (!oneNode) {
+            // the URI's settings, not a node's copy: name the deployment, not its first host
+            String all = hosts.stream().map(UriReader::authority).collect(java.util.stream.Collectors.joining(", "));
+            switch (mode) {
+                case SENTINEL:
+                    return "the Redis primary '" + masterName + "' of the sentinels " + all + db;
+                case CLUSTER:
+                    return "the Redis Cluster of the seeds " + all + db;
+                case REDLOCK:
+                    return "the Redlock nodes " + all + db;
+                default:
+                    break;
+            }
         }
-        String extra = database != 0 && tls ? " (db " + database + ", TLS)"
-                : database != 0 ? " (db " + database + ")" : tls ? " (TLS)" : "";
-        return "Redis at " + address() + extra;
+        return "Redis at " + address() + db;
+    }
+
+    /**
+     * What a backend of these settings promises: {@code FENCING}, {@code NOTIFY_WAITERS},
+     * {@code HOLDER_QUERY}; with the lock-delay on also {@code SURVIVES_EMPTY_RESTART}, and in the
+     * modes with more than one server (Sentinel, Cluster, Redlock) {@code SURVIVES_SERVER_FAILOVER}
+     * (each passes the TCK's S9; the assumptions are in docs/ARCHITECTURE.md).
+     *
+     * @return the capabilities
+     */
+    Set<Capability> capabilities() {
+        EnumSet<Capability> c = EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY);
+        if (!lockDelay.isZero()) {
+            c.add(Capability.SURVIVES_EMPTY_RESTART);
+            if (mode != Mode.STANDALONE) {
+                c.add(Capability.SURVIVES_SERVER_FAILOVER);
+            }
+        }
+        return Collections.unmodifiableSet(c);
+    }
+
+    /**
+     * The longest lease: the lock-delay, so that a lease granted before a server lost its data
+     * has ended by the time the lock-delay lets anyone in; 365 days when the lock-delay is off.
+     *
+     * @return the lease bound
+     */
+    Duration maximumLeaseTime() {
+        return lockDelay.isZero() ? UNBOUNDED_LEASE : lockDelay;
+    }
+
+    /**
+     * Holds the line on {@link #maximumLeaseTime()} for any caller (the core checks it already).
+     *
+     * @param lease a lease time
+     * @throws IllegalArgumentException if it is longer
+     */
+    void checkLease(Duration lease) {
+        if (lease.compareTo(maximumLeaseTime()) > 0) {
+            throw new IllegalArgumentException("leaseTime must be at most the lock-delay " + maximumLeaseTime()
+                    + " of " + server() + " (the uri parameter lockDelay), was " + lease);
+        }
     }
 
     @Override

@@ -60,12 +60,6 @@ final class RedlockBackend implements LockBackend<Void> {
 
     private static final Logger LOG = LoggerFactory.getLogger(RedlockBackend.class);
 
-    private static final Set<Capability> WITHOUT_LOCK_DELAY = Collections.unmodifiableSet(
-            EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY));
-    private static final Set<Capability> WITH_LOCK_DELAY = Collections.unmodifiableSet(
-            EnumSet.of(Capability.FENCING, Capability.NOTIFY_WAITERS, Capability.HOLDER_QUERY,
-                    Capability.SURVIVES_EMPTY_RESTART, Capability.SURVIVES_SERVER_FAILOVER));
-    private static final Duration UNBOUNDED_LEASE = Duration.ofDays(365);
     /** How long an idle node thread lives. */
     private static final long IDLE_THREAD_SECONDS = 10;
 
@@ -156,7 +150,7 @@ final class RedlockBackend implements LockBackend<Void> {
      */
     @Override
     public Set<Capability> capabilities() {
-        return settings.lockDelay.isZero() ? WITHOUT_LOCK_DELAY : WITH_LOCK_DELAY;
+        return settings.capabilities();
     }
 
     /** @return 10 ms */
@@ -168,7 +162,7 @@ final class RedlockBackend implements LockBackend<Void> {
     /** @return the lock-delay (a node that lost its data refuses grants that long), or 365 days without one */
     @Override
     public Duration maximumLeaseTime() {
-        return settings.lockDelay.isZero() ? UNBOUNDED_LEASE : settings.lockDelay;
+        return settings.maximumLeaseTime();
     }
 
     /**
@@ -180,16 +174,10 @@ final class RedlockBackend implements LockBackend<Void> {
      */
     @Override
     public AcquireAttempt<Void> newAttempt(AcquireRequest request) {
-        checkLease(request.leaseTime());
+        settings.checkLease(request.leaseTime());
         return new RedlockAttempt(this, request);
     }
 
-    private void checkLease(Duration lease) {
-        if (lease.compareTo(maximumLeaseTime()) > 0) {
-            throw new IllegalArgumentException("leaseTime must be at most the lock-delay " + maximumLeaseTime()
-                    + " of the Redlock nodes " + settings.hosts + " (the uri parameter lockDelay), was " + lease);
-        }
-    }
 
     private boolean[] all() {
         boolean[] which = new boolean[nodes.size()];
@@ -541,7 +529,7 @@ final class RedlockBackend implements LockBackend<Void> {
     @Override
     public List<RenewOutcome> renew(List<Grant<Void>> grants) {
         for (Grant<Void> grant : grants) {
-            checkLease(grant.leaseTime());
+            settings.checkLease(grant.leaseTime());
         }
         List<RenewOutcome> out = new ArrayList<>(grants.size());
         for (int from = 0; from < grants.size(); from += RedisLockBackend.RENEW_BATCH) {
