@@ -25,7 +25,12 @@ final class LocalQueue {
      */
     static final class Waiter {
         final String name;
-        private final Runnable onGranted;
+        /**
+         * Runs once when the slot passes to this waiter; dropped as soon as the slot is its own
+         * (at once or later), so a held slot, which lasts as long as its lease, does not keep the
+         * acquisition it belonged to. Written inside the map's compute on name.
+         */
+        private Runnable onGranted;
         private volatile boolean holds; // written inside the map's compute on name
 
         private Waiter(String name, Runnable onGranted) {
@@ -44,7 +49,12 @@ final class LocalQueue {
 
     /** One name's slot: its holder, and the waiters behind it in arrival order. */
     private static final class Slot {
-        final ArrayDeque<Waiter> waiting = new ArrayDeque<>();
+        /** Made when the first waiter queues: most held names never have one. */
+        ArrayDeque<Waiter> waiting;
+
+        boolean nobodyWaits() {
+            return waiting == null || waiting.isEmpty();
+        }
         Waiter holder;
     }
 
@@ -64,7 +74,11 @@ final class LocalQueue {
             if (slot.holder == null) {
                 slot.holder = w;
                 w.holds = true;
+                w.onGranted = null; // never runs
             } else {
+                if (slot.waiting == null) {
+                    slot.waiting = new ArrayDeque<>(4);
+                }
                 slot.waiting.addLast(w);
             }
             return slot;
@@ -94,9 +108,9 @@ final class LocalQueue {
      * {@code w} does not hold the slot, so a second call is harmless.
      */
     void release(Waiter w) {
-        Waiter next = pass(w, false);
+        Runnable next = pass(w, false);
         if (next != null) {
-            next.onGranted.run();
+            next.run();
         }
     }
 
@@ -105,28 +119,34 @@ final class LocalQueue {
      * on as {@link #release} does. Idempotent.
      */
     void leave(Waiter w) {
-        Waiter next = pass(w, true);
+        Runnable next = pass(w, true);
         if (next != null) {
-            next.onGranted.run();
+            next.run();
         }
     }
 
-    /** @return the waiter the slot passed to, whose callback the caller runs outside the map */
-    private Waiter pass(Waiter w, boolean orLeave) {
-        Waiter[] next = {null};
+    /**
+     * @return the callback of the waiter the slot passed to (taken from it), which the caller runs
+     *     outside the map; null if the slot passed to nobody
+     */
+    private Runnable pass(Waiter w, boolean orLeave) {
+        Runnable[] next = {null};
         slots.computeIfPresent(w.name, (k, slot) -> {
             if (slot.holder == w) {
                 w.holds = false;
-                Waiter n = slot.waiting.pollFirst();
+                Waiter n = slot.waiting == null ? null : slot.waiting.pollFirst();
                 slot.holder = n;
                 if (n != null) {
                     n.holds = true;
-                    next[0] = n;
+                    next[0] = n.onGranted;
+                    n.onGranted = null;
                 }
             } else if (orLeave) {
-                slot.waiting.remove(w);
+                if (slot.waiting != null) {
+                    slot.waiting.remove(w);
+                }
             }
-            return slot.holder == null && slot.waiting.isEmpty() ? null : slot;
+            return slot.holder == null && slot.nobodyWaits() ? null : slot;
         });
         return next[0];
     }
@@ -140,7 +160,7 @@ final class LocalQueue {
     int waiting(String name) {
         int[] n = {0};
         slots.computeIfPresent(name, (k, slot) -> {
-            n[0] = slot.waiting.size();
+            n[0] = slot.waiting == null ? 0 : slot.waiting.size();
             return slot;
         });
         return n[0];

@@ -79,4 +79,43 @@ class LocalQueueTest {
         queue.leave(again);
         assertEquals(0, queue.size());
     }
+
+    /**
+     * A held slot lasts as long as the lease, so its waiter must not keep the acquisition's
+     * callback (and through it the whole acquisition: its attempt, back-off, hand-off queue and
+     * locks) once the slot is its own: measured, 10,000 held leases kept about 700 bytes each that
+     * way. The callback's captured state must become collectable, whether the slot was free at
+     * once or passed on later.
+     */
+    @Test
+    void aWaiterThatHoldsTheSlotKeepsNoCallback() throws InterruptedException {
+        Object[] state = {new byte[1024], new byte[1024]};
+        java.lang.ref.WeakReference<Object> atOnce = new java.lang.ref.WeakReference<>(state[0]);
+        java.lang.ref.WeakReference<Object> passed = new java.lang.ref.WeakReference<>(state[1]);
+        LocalQueue.Waiter first = queue.enter("b", capturing(state, 0));
+        LocalQueue.Waiter second = queue.enter("b", capturing(state, 1));
+        queue.release(first);
+        state[0] = null;
+        state[1] = null;
+        assertTrue(second.holds());
+        // System.gc() is a request: ask a few times, generously, before concluding something keeps them
+        for (int i = 0; i < 50 && (atOnce.get() != null || passed.get() != null); i++) {
+            System.gc();
+            Thread.sleep(20);
+        }
+        assertTrue(atOnce.get() == null, "the waiter that took the free slot still keeps its callback's state");
+        assertTrue(passed.get() == null, "the waiter the slot passed to still keeps its callback's state");
+        assertTrue(second.holds());
+        queue.release(second);
+    }
+
+    /** A callback that keeps one object, as an acquisition's callback keeps the acquisition. */
+    private static Runnable capturing(Object[] state, int i) {
+        Object kept = state[i];
+        return () -> {
+            if (kept == null) {
+                throw new AssertionError("never null");
+            }
+        };
+    }
 }
