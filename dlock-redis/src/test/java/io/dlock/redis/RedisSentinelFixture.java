@@ -1,9 +1,6 @@
 package io.dlock.redis;
 
-import io.dlock.Lease;
-import io.dlock.LockClient;
 import io.dlock.LockConfigurationException;
-import io.dlock.LockOptions;
 import io.dlock.tck.ClusterControl;
 import io.dlock.tck.ProxiedFixture;
 import io.dlock.tck.ServerControl;
@@ -53,25 +50,10 @@ public final class RedisSentinelFixture extends ProxiedFixture implements TckFix
                 "&*", "+@all"), null, null);
         this.stub = new SentinelStub(group);
         try {
-            waitOutTheFirstLockDelay();
+            TestSupport.waitOutTheFirstLockDelay(clientConfig(), lockDelay, "the Sentinel group");
         } catch (RuntimeException | Error e) {
             close();
             throw e;
-        }
-    }
-
-    private void waitOutTheFirstLockDelay() {
-        LockOptions shortLease = LockOptions.builder().leaseTime(Duration.ofMillis(Math.min(1000, lockDelay.toMillis())))
-                .build();
-        Duration patience = lockDelay.plusSeconds(20); // generous: one lock-delay, plus slack for a loaded machine
-        try (LockClient c = LockClient.open(clientConfig().build())) {
-            Lease lease = c.lock("tck-fixture-lock-delay", shortLease).tryAcquire(patience)
-                    .orElseThrow(() -> new IllegalStateException("the Sentinel group granted no lock within "
-                            + patience + " with a lock-delay of " + lockDelay));
-            lease.release();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting out the first lock-delay", e);
         }
     }
 

@@ -1,9 +1,6 @@
 package io.dlock.redis;
 
-import io.dlock.Lease;
-import io.dlock.LockClient;
 import io.dlock.LockConfigurationException;
-import io.dlock.LockOptions;
 import io.dlock.tck.ClusterControl;
 import io.dlock.tck.ProxiedFixture;
 import io.dlock.tck.ServerControl;
@@ -54,26 +51,10 @@ public final class RedlockFixture extends ProxiedFixture implements TckFixture {
                 servers.add(RedisServer.start(List.of("--user", LIMITED_USER, "on", ">" + LIMITED_PASSWORD, "~other:*",
                         "&*", "+@all")));
             }
-            waitOutTheFirstLockDelay();
+            TestSupport.waitOutTheFirstLockDelay(clientConfig(), lockDelay, "three fresh redis-servers");
         } catch (RuntimeException | Error e) {
             close();
             throw e;
-        }
-    }
-
-    private void waitOutTheFirstLockDelay() {
-        LockOptions shortLease = LockOptions.builder().leaseTime(Duration.ofMillis(Math.min(1000, lockDelay.toMillis())))
-                .build();
-        // generous: one lock-delay, plus slack for a loaded machine
-        Duration patience = lockDelay.plusSeconds(20);
-        try (LockClient c = LockClient.open(clientConfig().build())) {
-            Lease lease = c.lock("tck-fixture-lock-delay", shortLease).tryAcquire(patience)
-                    .orElseThrow(() -> new IllegalStateException("three fresh redis-servers granted no lock within "
-                            + patience + " with a lock-delay of " + lockDelay));
-            lease.release();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting out the first lock-delay", e);
         }
     }
 

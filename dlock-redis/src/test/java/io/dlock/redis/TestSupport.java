@@ -121,4 +121,28 @@ final class TestSupport {
         ssl.init(null, tmf.getTrustManagers(), null);
         return ssl.getSocketFactory();
     }
+
+    /**
+     * Waits out a fresh deployment's first lock-delay through the API, as a fixture must before its
+     * rules run: nothing tells a first start from a restart that lost the data, so the first
+     * acquire waits one lock-delay.
+     *
+     * @param config the fixture's client configuration
+     * @param lockDelay the clients' lock-delay
+     * @param what the deployment, for the failure's message
+     */
+    static void waitOutTheFirstLockDelay(io.dlock.LockClientConfig.Builder config, Duration lockDelay, String what) {
+        io.dlock.LockOptions shortLease = io.dlock.LockOptions.builder()
+                .leaseTime(Duration.ofMillis(Math.min(1000, lockDelay.toMillis()))).build();
+        Duration patience = lockDelay.plusSeconds(20); // generous: one lock-delay, plus slack for a loaded machine
+        try (io.dlock.LockClient c = io.dlock.LockClient.open(config.build())) {
+            io.dlock.Lease lease = c.lock("tck-fixture-lock-delay", shortLease).tryAcquire(patience)
+                    .orElseThrow(() -> new IllegalStateException(what + " granted no lock within " + patience
+                            + " with a lock-delay of " + lockDelay));
+            lease.release();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting out the first lock-delay", e);
+        }
+    }
 }
