@@ -11,7 +11,10 @@ public interface ClusterControl {
 
     /**
      * Kills the current leader (or primary) without a clean shutdown and returns once the rest of
-     * the cluster has had the chance to elect another.
+     * the cluster has had the chance to elect another. A backend without one leader kills the
+     * member whose loss matters most to the locks in use (the primary serving the contended lock's
+     * shard, or, where every member is equal as in a majority of independent servers, the members
+     * in turn).
      *
      * @return a label of the member killed, for messages
      */
