@@ -37,14 +37,14 @@ import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
 
 /**
- * The Redis {@link LockBackend}: Lua scripts over a pool of connections, and one pub/sub
- * connection for waiters. Public only so that {@code io.dlock.redis.RedisLockProvider} can open
- * it; not an API.
+ * The Redis {@link LockBackend} of one primary ({@code redis://}), of the primary the sentinels
+ * name and of a Redis Cluster: Lua scripts run through a {@link ScriptRunner}, and one pub/sub
+ * connection for waiters. Opened by {@link RedisBackends}.
  *
  * <p>Every call ends within about the operation timeout: borrowing a connection, the read timeout
  * and a single retry after a fast connection failure all share it. Thread-safe.
  */
-public final class RedisLockBackend implements LockBackend<Void> {
+final class RedisLockBackend implements LockBackend<Void> {
 
     private static final Logger LOG = LoggerFactory.getLogger(RedisLockBackend.class);
 
