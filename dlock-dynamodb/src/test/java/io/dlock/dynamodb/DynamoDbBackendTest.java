@@ -396,13 +396,15 @@ class DynamoDbBackendTest {
 
     @Test
     void transactionRenewalsUnderContentionKeepEveryLeaseAndNeverFailAWaiter() throws Exception {
-        Duration lease = Duration.ofMillis(600); // renewed every 200 ms, in one transaction for both leases
+        // renewed every 500 ms, in one transaction for both leases; generous: a renewal may be a second
+        // late on a loaded machine (with 600 ms leases, one CI run lost a lease to a 400 ms stall)
+        Duration lease = Duration.ofMillis(1500);
         String uri = plainUri() + "&renewal=transaction";
         try (LockClient holder = client(uri); LockClient waiter = client(uri)) {
             LockOptions options = LockOptions.builder().leaseTime(lease).build();
             Lease a = holder.lock("txn-a", options).tryAcquire().orElseThrow();
             Lease b = holder.lock("txn-b", options).tryAcquire().orElseThrow();
-            long until = System.nanoTime() + lease.multipliedBy(5).toNanos();
+            long until = System.nanoTime() + lease.multipliedBy(3).toNanos();
             int tries = 0;
             while (System.nanoTime() - until < 0) {
                 // each try is an optimistic write that may meet a renewal transaction: busy, never an error
