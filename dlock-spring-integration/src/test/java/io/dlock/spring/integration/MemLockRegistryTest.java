@@ -420,6 +420,16 @@ class MemLockRegistryTest {
     }
 
     @Test
+    void aClosedClientIsIllegalStateAndLeavesTheLocalLockFree() throws Exception {
+        Lock lock = a.obtain("closed");
+        clientA.close();
+        assertThrows(IllegalStateException.class, () -> lock.tryLock());
+        assertThrows(IllegalStateException.class, lock::lock);
+        assertThrows(IllegalStateException.class, () -> a.obtain("other"));
+        assertThrows(IllegalMonitorStateException.class, lock::unlock, "nothing held after the refusal");
+    }
+
+    @Test
     void badInputIsIllegalArgumentNamingTheParameter() {
         assertMessageNames("client", () -> DlockLockRegistry.builder(null));
         assertMessageNames("client", () -> DlockLockRegistry.of(null));
