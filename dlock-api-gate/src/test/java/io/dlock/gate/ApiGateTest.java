@@ -44,7 +44,9 @@ class ApiGateTest {
             new Gated("dlock-etcd", io.dlock.etcd.EtcdLockProvider.class, Set.of()),
             new Gated("dlock-dynamodb", io.dlock.dynamodb.DynamoDbLockProvider.class, Set.of()),
             new Gated("dlock-postgres", io.dlock.postgres.PostgresLockProvider.class, Set.of()),
-            new Gated("dlock-micrometer", io.dlock.micrometer.MicrometerLockListener.class, Set.of()));
+            new Gated("dlock-micrometer", io.dlock.micrometer.MicrometerLockListener.class, Set.of()),
+            new Gated("dlock-spring-integration", io.dlock.spring.integration.DlockLockRegistry.class,
+                    Set.of("io.dlock.spring.integration")));
 
     @TestFactory
     Stream<DynamicTest> exportedSignaturesMatchTheCheckedInFiles() {

@@ -386,6 +386,12 @@ class NullArgumentsTest {
         if (type == UriReader.class) {
             return Optional.of(UriReader.of(BackendUri.parse("redis://localhost:6379"), "redis", Set.of("database")));
         }
+        if (type == io.dlock.spring.integration.DlockLockRegistry.class) {
+            return Optional.of(io.dlock.spring.integration.DlockLockRegistry.of(client));
+        }
+        if (type == io.dlock.spring.integration.DlockLockRegistry.Builder.class) {
+            return Optional.of(io.dlock.spring.integration.DlockLockRegistry.builder(client));
+        }
         if (type == io.dlock.micrometer.MicrometerLockListener.Builder.class) {
             return Optional.of(io.dlock.micrometer.MicrometerLockListener.builder(new SimpleMeterRegistry()));
         }
