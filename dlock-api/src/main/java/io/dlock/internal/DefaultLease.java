@@ -419,6 +419,23 @@ final class DefaultLease<S> implements Lease {
      * the client's worker.
      */
     void lost(LostReason reason) {
+        Runnable rest = markLost(reason);
+        if (rest != null) {
+            rest.run();
+        }
+    }
+
+    /**
+     * The first half of {@link #lost(LostReason)}: marks the lease lost at once (so
+     * {@link #isValid()} is false from here on) and returns the rest (the log line, the listeners,
+     * the release in the background) for the caller to run, or null if the lease was no longer
+     * held. A backend that loses every lease at once marks them all before any listener runs, so no
+     * listener sees another lease of the same loss still valid.
+     *
+     * @param reason why
+     * @return the rest of the loss, or null
+     */
+    Runnable markLost(LostReason reason) {
         String cause;
         switch (reason) {
             case SUPERSEDED:
@@ -433,17 +450,24 @@ final class DefaultLease<S> implements Lease {
                 cause = "reported by the backend";
                 break;
         }
-        lost(reason, cause);
+        return markLost(reason, cause);
     }
 
     private void lost(LostReason reason, String cause) {
+        Runnable rest = markLost(reason, cause);
+        if (rest != null) {
+            rest.run();
+        }
+    }
+
+    private Runnable markLost(LostReason reason, String cause) {
         List<Consumer<? super LockLostException>> toFire;
         boolean sendRelease;
         long now;
         long left;
         synchronized (this) {
             if (state != State.HELD) {
-                return;
+                return null;
             }
             now = client.ticker().nanoTime();
             left = Math.max(0, validUntil - now);
@@ -456,26 +480,28 @@ final class DefaultLease<S> implements Lease {
             sendRelease = reason != LostReason.SUPERSEDED && !releaseSent;
             releaseSent = true;
         }
-        backend.renewer().remove(this);
-        client.leaseEnded(this);
-        LOG.warn("dlock: lease lost: lock '{}' token {}, reason {}, {} ms of validity left (lease time {} ms, held "
-                + "for {} ms); cause: {}", name, token, reason, millis(left), millis(leaseNanos),
-                millis(now - grantedAt), cause);
-        client.listener().leaseLost(name, token, reason);
-        LockLostException event = new LockLostException(name, token, reason);
-        client.dispatch(() -> {
-            for (Consumer<? super LockLostException> l : toFire) {
-                try {
-                    l.accept(event);
-                } catch (RuntimeException e) {
-                    LOG.warn("dlock: an onLost listener of lock '{}' threw", name, e);
+        return () -> {
+            backend.renewer().remove(this);
+            client.leaseEnded(this);
+            LOG.warn("dlock: lease lost: lock '{}' token {}, reason {}, {} ms of validity left (lease time {} ms, held "
+                    + "for {} ms); cause: {}", name, token, reason, millis(left), millis(leaseNanos),
+                    millis(now - grantedAt), cause);
+            client.listener().leaseLost(name, token, reason);
+            LockLostException event = new LockLostException(name, token, reason);
+            client.dispatch(() -> {
+                for (Consumer<? super LockLostException> l : toFire) {
+                    try {
+                        l.accept(event);
+                    } catch (RuntimeException e) {
+                        LOG.warn("dlock: an onLost listener of lock '{}' threw", name, e);
+                    }
                 }
-            }
-            if (sendRelease) {
-                // the holder has been told; free the server side early rather than at expiry, a few at a time
-                client.releaseInBackground(this);
-            }
-        });
+                if (sendRelease) {
+                    // the holder has been told; free the server side early rather than at expiry, a few at a time
+                    client.releaseInBackground(this);
+                }
+            });
+        };
     }
 
     private void armExpiryTimer() {

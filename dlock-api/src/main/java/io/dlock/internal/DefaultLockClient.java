@@ -610,9 +610,15 @@ public final class DefaultLockClient implements LockClient {
     private final class Events implements BackendEvents {
         @Override
         public void allLeasesLost(LostReason reason) {
+            // every lease is marked first, then told: no listener sees another lease of this loss still valid
+            List<Runnable> rest = new ArrayList<>();
             for (DefaultLease<?> lease : new ArrayList<>(held.values())) {
-                lease.lost(reason);
+                Runnable r = lease.markLost(reason);
+                if (r != null) {
+                    rest.add(r);
+                }
             }
+            rest.forEach(Runnable::run);
         }
 
         @Override

@@ -93,6 +93,21 @@ class OnLostTest {
     }
 
     @Test
+    void aSessionLossMarksEveryLeaseBeforeAnyListenerRuns() {
+        DefaultLease<?> a = f.acquire("a", LEASE, true);
+        DefaultLease<?> b = f.acquire("b", LEASE, true);
+        List<Boolean> otherValidWhenTold = new ArrayList<>();
+        a.onLost(e -> otherValidWhenTold.add(b.isValid()));
+        b.onLost(e -> otherValidWhenTold.add(a.isValid()));
+
+        f.backend.context.events().allLeasesLost(LostReason.SESSION_LOST);
+
+        // a listener that checks its other leases (to stop work guarded by any of them) must find them
+        // all lost already: one session vouched for them all
+        assertEquals(List.of(false, false), otherValidWhenTold);
+    }
+
+    @Test
     void aSessionLossEndsEveryLeaseAndFreesTheServerBestEffort() {
         DefaultLease<?> a = f.acquire("a", LEASE, true);
         DefaultLease<?> b = f.acquire("b", LEASE, false);
